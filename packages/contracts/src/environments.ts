@@ -1,0 +1,56 @@
+import { ENVIRONMENT_NAME_PATTERN } from '@sandcast/core';
+import { z } from 'zod';
+
+const EnvironmentName = z
+  .string()
+  .regex(ENVIRONMENT_NAME_PATTERN, 'use 1-63 lowercase letters, digits, ".", "_" or "-", starting with a letter or digit');
+
+/** Provider config as sent by a client; the provider's own schema validates it on the server. */
+const ProviderConfig = z.record(z.string(), z.unknown());
+
+export const CreateEnvironmentBodySchema = z.strictObject({
+  name: EnvironmentName,
+  provider: z.string().min(1),
+  config: ProviderConfig.default({}),
+});
+export type CreateEnvironmentBody = z.input<typeof CreateEnvironmentBodySchema>;
+
+export const UpdateEnvironmentBodySchema = z
+  .strictObject({
+    name: EnvironmentName.optional(),
+    provider: z.string().min(1).optional(),
+    config: ProviderConfig.optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, { message: 'send at least one of name, provider, config' });
+export type UpdateEnvironmentBody = z.input<typeof UpdateEnvironmentBodySchema>;
+
+/** How a stored secret field is returned: its value never leaves the server. */
+export const SecretPlaceholderSchema = z.strictObject({ secret: z.literal(true), set: z.boolean() });
+
+export const EnvironmentRevisionRefSchema = z.object({
+  id: z.string(),
+  number: z.number().int(),
+  createdAt: z.string(),
+});
+
+export const EnvironmentSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  provider: z.string(),
+  config: z.record(z.string(), z.unknown()),
+  currentRevision: EnvironmentRevisionRefSchema,
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type EnvironmentBody = z.infer<typeof EnvironmentSchema>;
+
+export const EnvironmentListSchema = z.object({ environments: z.array(EnvironmentSchema) });
+
+export const EnvironmentRevisionSchema = EnvironmentRevisionRefSchema.extend({
+  environmentId: z.string(),
+  provider: z.string(),
+  config: z.record(z.string(), z.unknown()),
+});
+export type EnvironmentRevisionBody = z.infer<typeof EnvironmentRevisionSchema>;
+
+export const EnvironmentRevisionListSchema = z.object({ revisions: z.array(EnvironmentRevisionSchema) });

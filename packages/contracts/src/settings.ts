@@ -1,0 +1,20 @@
+import { z } from 'zod';
+
+export const InstanceSettingsSchema = z.object({
+  experimental: z.object({
+    enableEnvironments: z.boolean(),
+    enableSandboxDuplexBridge: z.boolean(),
+  }),
+});
+export type InstanceSettingsBody = z.infer<typeof InstanceSettingsSchema>;
+
+/** PATCH body: any subset of the settings; unknown fields are refused. */
+export const InstanceSettingsPatchSchema = z.strictObject({
+  experimental: z
+    .strictObject({
+      enableEnvironments: z.boolean().optional(),
+      enableSandboxDuplexBridge: z.boolean().optional(),
+    })
+    .optional(),
+});
+export type InstanceSettingsPatchBody = z.infer<typeof InstanceSettingsPatchSchema>;

@@ -1,0 +1,14 @@
+import { z } from 'zod';
+
+export const SandboxTargetSchema = z.object({
+  provider: z.string(),
+  displayName: z.string(),
+  available: z.boolean(),
+  unavailableReason: z.string().optional(),
+  capabilities: z.record(z.string(), z.unknown()),
+  /** JSON Schema derived from the provider's zod config schema; secret fields carry `secret: true`. */
+  configSchema: z.record(z.string(), z.unknown()),
+});
+export type SandboxTarget = z.infer<typeof SandboxTargetSchema>;
+
+export const SandboxTargetListSchema = z.object({ targets: z.array(SandboxTargetSchema) });

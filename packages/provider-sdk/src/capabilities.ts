@@ -1,0 +1,32 @@
+/** How a captured custom image is stored by a provider. */
+export const TEMPLATE_KINDS = ['snapshot', 'image', 'provider_template'] as const;
+export type TemplateKind = (typeof TEMPLATE_KINDS)[number];
+
+/** How an operator reaches an interactive setup sandbox. */
+export const SETUP_CONNECTION_TYPES = ['pty', 'ssh'] as const;
+export type SetupConnectionType = (typeof SETUP_CONNECTION_TYPES)[number];
+
+/**
+ * What a provider can do beyond the core lifecycle. Optional operations of the contract are
+ * called only when their flag is true; the conformance suite checks the flags are honest.
+ */
+export interface ProviderCapabilities {
+  /** `openPty` works on sandboxes and setup sandboxes. */
+  pty: boolean;
+  /** `startInteractiveSetup` / `getInteractiveSetup` / `cancelInteractiveSetup` work. */
+  interactiveSetup: boolean;
+  /** How the operator connects to a setup sandbox. */
+  interactiveSetupConnectionTypes: SetupConnectionType[];
+  /** `captureTemplate` works. */
+  templateCapture: boolean;
+  /** What `captureTemplate` produces; null when capture is not offered. */
+  templateRefKind: TemplateKind | null;
+  /** `deleteTemplate` removes the provider artefact. */
+  templateDelete: boolean;
+  /** `listChanges` reports what a setup sandbox changed. */
+  changeTracking: boolean;
+  /** `openDuplexChannel` gives a raw byte stream into the sandbox. */
+  duplexCommandStream: boolean;
+  /** The provider can checkpoint workspaces natively. */
+  checkpoint: boolean;
+}

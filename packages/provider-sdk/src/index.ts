@@ -1,0 +1,29 @@
+export type { ProviderCapabilities, SetupConnectionType, TemplateKind } from './capabilities.ts';
+export { SETUP_CONNECTION_TYPES, TEMPLATE_KINDS } from './capabilities.ts';
+export type { ProviderErrorCode } from './errors.ts';
+export { isProviderError, PROVIDER_ERROR_CODES, ProviderError } from './errors.ts';
+export type {
+  Availability,
+  CaptureRequest,
+  ChangeKind,
+  CreatedSandbox,
+  CreateSandboxRequest,
+  Disposable,
+  ExecRequest,
+  ExecResult,
+  FileChange,
+  InstanceInfo,
+  InstanceStatus,
+  ManagedInstance,
+  ProviderConfig,
+  ProviderContext,
+  PtyOptions,
+  PtyStream,
+  SandboxProvider,
+  SetupConnection,
+  SetupLease,
+  StartSetupRequest,
+  TemplateRef,
+  WriteFileOptions,
+} from './provider.ts';
+export { secret, secretPathsOf } from './secret.ts';

@@ -1,0 +1,178 @@
+import type { Readable } from 'node:stream';
+import type { z } from 'zod';
+import type { ProviderCapabilities, TemplateKind } from './capabilities.ts';
+
+/** Environment config after the provider's schema parsed it, secrets decrypted. */
+export type ProviderConfig = Record<string, unknown>;
+
+export type Availability = { available: true } | { available: false; reason: string };
+
+/** A captured custom image as the provider knows it. */
+export interface TemplateRef {
+  kind: TemplateKind;
+  /** Stable provider reference: an image name, a snapshot id, a layer chain id. */
+  ref: string;
+  digest?: string | undefined;
+  sizeBytes?: number | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+export interface CreateSandboxRequest {
+  /** Sandcast's id for the sandbox; providers label their resources with it. */
+  sandboxId: string;
+  environmentId: string;
+  config: ProviderConfig;
+  /** Boot from this captured image instead of the config's base. */
+  template?: TemplateRef | null | undefined;
+}
+
+export interface CreatedSandbox {
+  /** The provider's id for the compute; every later call names it. */
+  instanceId: string;
+}
+
+export type InstanceStatus = 'starting' | 'running' | 'paused' | 'stopped' | 'failed' | 'missing';
+
+export interface InstanceInfo {
+  status: InstanceStatus;
+  detail?: string | undefined;
+}
+
+export interface ExecRequest {
+  command: string[];
+  /** Absolute path inside the sandbox; default: the sandbox's workdir (`/workspace`). */
+  cwd?: string | undefined;
+  env?: Record<string, string> | undefined;
+  /** Default 60 000 ms. On timeout the whole process tree is killed. */
+  timeoutMs?: number | undefined;
+  stdin?: string | Buffer | undefined;
+}
+
+export interface ExecResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+}
+
+export interface PtyOptions {
+  cols: number;
+  rows: number;
+  /** Default: a login shell. */
+  command?: string[] | undefined;
+  env?: Record<string, string> | undefined;
+}
+
+export interface Disposable {
+  dispose(): void;
+}
+
+/** A live terminal inside a sandbox. Output arrives as bytes; `pause` stops reading the source. */
+export interface PtyStream {
+  write(data: string | Buffer): void;
+  resize(cols: number, rows: number): void;
+  onData(listener: (chunk: Buffer) => void): Disposable;
+  onExit(listener: (exit: { exitCode: number | null; signal?: string | undefined }) => void): Disposable;
+  pause(): void;
+  resume(): void;
+  close(): void;
+}
+
+export interface WriteFileOptions {
+  /** Unix mode, default 0o644. */
+  mode?: number | undefined;
+}
+
+export interface StartSetupRequest {
+  setupSessionId: string;
+  environmentId: string;
+  config: ProviderConfig;
+  /** Seed the setup from this image (a Refresh); null starts from the config's base. */
+  source: TemplateRef | null;
+  ttlSeconds: number;
+}
+
+export type SetupConnection =
+  | { type: 'pty' }
+  | { type: 'ssh'; command: string; host: string; port: number; username: string; expiresAt?: string | undefined };
+
+export interface SetupLease {
+  /** Identifies the setup; it is also an instance id, so exec/openPty/files work on it. */
+  leaseId: string;
+  connection: SetupConnection;
+}
+
+export interface CaptureRequest {
+  leaseId: string;
+  setupSessionId: string;
+  environmentId: string;
+  /** Called with progress for long captures. */
+  onProgress?: ((progress: { phase: string; fraction?: number | undefined }) => void) | undefined;
+}
+
+export type ChangeKind = 'added' | 'modified' | 'deleted';
+
+export interface FileChange {
+  /** Absolute path inside the sandbox. */
+  path: string;
+  kind: ChangeKind;
+  sizeBytes: number | null;
+  type: 'file' | 'directory' | 'symlink' | 'other';
+}
+
+/** A provider resource Sandcast created, found when listing for garbage collection. */
+export interface ManagedInstance {
+  instanceId: string;
+  /** The Sandcast sandbox or setup session id it was created for. */
+  ownerId: string;
+  ownerKind: 'sandbox' | 'setup';
+}
+
+/**
+ * The contract every sandbox backend implements (ARCHITECTURE §5). Operations whose capability
+ * flag is false throw `ProviderError` with code `unsupported`.
+ */
+export interface SandboxProvider {
+  readonly id: string;
+  readonly displayName: string;
+  readonly configSchema: z.ZodType<ProviderConfig>;
+  readonly capabilities: ProviderCapabilities;
+  /**
+   * Top-level config fields that only tune the runtime (cpu, memory, timeouts). Changing them
+   * does not change what a captured image was built from.
+   */
+  readonly runtimeKnobs: readonly string[];
+
+  availability(): Promise<Availability>;
+
+  create(request: CreateSandboxRequest): Promise<CreatedSandbox>;
+  inspect(instanceId: string): Promise<InstanceInfo>;
+  exec(instanceId: string, request: ExecRequest): Promise<ExecResult>;
+  openPty(instanceId: string, options: PtyOptions): Promise<PtyStream>;
+  readFile(instanceId: string, path: string): Promise<Buffer>;
+  writeFile(instanceId: string, path: string, data: Buffer, options?: WriteFileOptions): Promise<void>;
+  /** A tar stream of `path` (default the workdir), entries relative to it. */
+  exportWorkspace(instanceId: string, path?: string): Promise<Readable>;
+  /** Unpacks a tar stream into `path` (default the workdir). */
+  importWorkspace(instanceId: string, tar: Readable, path?: string): Promise<void>;
+  /** Removes the compute and everything it owned. Destroying a missing instance succeeds. */
+  destroy(instanceId: string): Promise<void>;
+  /** Every resource this provider holds for Sandcast, for garbage collection. */
+  listInstances(): Promise<ManagedInstance[]>;
+
+  startInteractiveSetup(request: StartSetupRequest): Promise<SetupLease>;
+  getInteractiveSetup(leaseId: string): Promise<InstanceInfo>;
+  captureTemplate(request: CaptureRequest): Promise<TemplateRef>;
+  cancelInteractiveSetup(leaseId: string): Promise<void>;
+  deleteTemplate(template: TemplateRef): Promise<void>;
+  listChanges(leaseId: string): Promise<FileChange[]>;
+
+  /** Releases what the provider holds in this process (connections, timers); not the sandboxes. */
+  close?(): Promise<void>;
+}
+
+/** Passed to provider factories by the server. */
+export interface ProviderContext {
+  /** Sandcast's data directory; a provider keeps its state under `<dataDir>/providers/<id>`. */
+  dataDir: string;
+}

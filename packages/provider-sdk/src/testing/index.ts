@@ -1,0 +1,2 @@
+export type { ConformanceOptions } from './conformance.ts';
+export { describeProviderConformance, waitForPtyOutput } from './conformance.ts';
