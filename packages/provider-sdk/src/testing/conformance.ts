@@ -156,7 +156,11 @@ export function describeProviderConformance(options: ConformanceOptions): void {
       expect(Date.now() - started).toBeLessThan(15_000);
       // Read /proc directly: minimal images have no ps.
       const after = await provider.exec(instanceId, {
-        command: ['sh', '-c', `for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f" 2>/dev/null; echo; done | grep -c "^sleep ${secs}" || true`],
+        command: [
+          'sh',
+          '-c',
+          `for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f" 2>/dev/null; echo; done | grep -c "^sleep ${secs}" || true`,
+        ],
       });
       expect(after.stdout.trim()).toBe('0');
     });
@@ -166,7 +170,7 @@ export function describeProviderConformance(options: ConformanceOptions): void {
       const bytes = Buffer.from([0, 1, 2, 250, 255, 10, 13]);
       await provider.writeFile(instanceId, '/workspace/dir/data.bin', bytes);
       expect(Buffer.compare(await provider.readFile(instanceId, '/workspace/dir/data.bin'), bytes)).toBe(0);
-      const seen = await provider.exec(instanceId, { command: ['sh', '-c', 'wc -c < /workspace/dir/data.bin'] });
+      const seen = await provider.exec(instanceId, { command: ['sh', '-c', 'wc -c < dir/data.bin'] });
       expect(seen.stdout.trim()).toBe('7');
       await expectProviderError(provider.readFile(instanceId, '/workspace/nope.txt'), 'not_found');
     });
