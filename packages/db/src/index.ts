@@ -1,0 +1,10 @@
+export type { Database, DatabaseKind, DatabaseOptions, Db } from './connect.ts';
+export { createDb } from './connect.ts';
+export { isUniqueViolation } from './errors.ts';
+export type { Migration, MigrationTarget } from './migrate.ts';
+export { loadMigrations, migrate } from './migrate.ts';
+export type { ActivityRecord, NewActivity } from './repos/activity.repo.ts';
+export type { ApiKeyRecord } from './repos/api-keys.repo.ts';
+export type { EnvironmentChange, NewEnvironment } from './repos/environments.repo.ts';
+export type { Repositories, Store } from './store.ts';
+export { createRepositories, createStore } from './store.ts';

@@ -1,0 +1,39 @@
+import type { Database, DatabaseKind, Db } from './connect.ts';
+import { createActivityRepo } from './repos/activity.repo.ts';
+import { createApiKeysRepo } from './repos/api-keys.repo.ts';
+import { createEnvironmentsRepo } from './repos/environments.repo.ts';
+import { createSettingsRepo } from './repos/settings.repo.ts';
+
+export interface Repositories {
+  settings: ReturnType<typeof createSettingsRepo>;
+  environments: ReturnType<typeof createEnvironmentsRepo>;
+  apiKeys: ReturnType<typeof createApiKeysRepo>;
+  activity: ReturnType<typeof createActivityRepo>;
+}
+
+export function createRepositories(db: Db): Repositories {
+  return {
+    settings: createSettingsRepo(db),
+    environments: createEnvironmentsRepo(db),
+    apiKeys: createApiKeysRepo(db),
+    activity: createActivityRepo(db),
+  };
+}
+
+/** The data layer as services see it: repositories, and a transaction that hands out more. */
+export interface Store {
+  kind: DatabaseKind;
+  repos: Repositories;
+  /** Runs `fn` in one transaction; a throw rolls everything back. */
+  transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export function createStore(database: Database): Store {
+  return {
+    kind: database.kind,
+    repos: createRepositories(database.db),
+    transaction: (fn) => database.db.transaction((tx) => fn(createRepositories(tx as unknown as Db))),
+    close: () => database.close(),
+  };
+}
