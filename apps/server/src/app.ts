@@ -1,0 +1,63 @@
+import type { Store } from '@sandcast/db';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { ServerConfig } from './config.ts';
+import { registerAccessControl } from './http/auth.ts';
+import { registerErrorHandling } from './http/error-handler.ts';
+import './http/fastify-types.ts';
+import { registerActivityRoutes } from './http/routes/activity.routes.ts';
+import { registerEnvironmentRoutes } from './http/routes/environments.routes.ts';
+import { registerHealthRoutes } from './http/routes/health.routes.ts';
+import { registerKeyRoutes } from './http/routes/keys.routes.ts';
+import { registerSettingsRoutes } from './http/routes/settings.routes.ts';
+import { registerTargetRoutes } from './http/routes/targets.routes.ts';
+import type { ProviderRegistry } from './providers/provider-registry.ts';
+import { createApiKeysService } from './services/api-keys.service.ts';
+import { createEnvironmentsService } from './services/environments.service.ts';
+import type { SecretBox } from './services/secrets.ts';
+import { createSettingsService } from './services/settings.service.ts';
+import { SANDCAST_VERSION } from './version.ts';
+
+export interface AppDeps {
+  config: ServerConfig;
+  store: Store;
+  providers: ProviderRegistry;
+  secrets: SecretBox;
+}
+
+/** Largest accepted request body. */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** Wires services and routes into a Fastify instance (not yet listening). */
+export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppServices } {
+  const app = Fastify({
+    logger: {
+      level: deps.config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["sec-websocket-protocol"]'], censor: '[redacted]' },
+    },
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Let in-flight requests finish on close, but drop idle keep-alive sockets at once.
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  });
+
+  const services = createServices(deps);
+  registerErrorHandling(app);
+  registerAccessControl(app, { mode: deps.config.deploymentMode, apiKeys: services.apiKeys, settings: services.settings });
+  registerHealthRoutes(app, { version: SANDCAST_VERSION, database: deps.store.kind, mode: deps.config.deploymentMode });
+  registerSettingsRoutes(app, services);
+  registerEnvironmentRoutes(app, services);
+  registerTargetRoutes(app, deps);
+  registerActivityRoutes(app, deps);
+  registerKeyRoutes(app, services);
+  return { app, services };
+}
+
+export type AppServices = ReturnType<typeof createServices>;
+
+function createServices(deps: AppDeps) {
+  return {
+    settings: createSettingsService({ store: deps.store }),
+    environments: createEnvironmentsService({ store: deps.store, providers: deps.providers, secrets: deps.secrets }),
+    apiKeys: createApiKeysService({ store: deps.store }),
+  };
+}

@@ -1,0 +1,64 @@
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { DEPLOYMENT_MODES, type DeploymentMode, SandcastError } from '@sandcast/core';
+
+/** Everything the server reads from its environment, with defaults applied. */
+export interface ServerConfig {
+  /** SANDCAST_HOST, default 127.0.0.1. */
+  host: string;
+  /** SANDCAST_PORT, default 7420 (0 picks a free port). */
+  port: number;
+  /** SANDCAST_DATA_DIR, default ~/.sandcast: embedded database, secret key, provider state. */
+  dataDir: string;
+  /** DATABASE_URL: a real Postgres; unset means embedded PGlite in <dataDir>/db. */
+  databaseUrl: string | null;
+  /** SANDCAST_DEPLOYMENT_MODE, default local_trusted. */
+  deploymentMode: DeploymentMode;
+  /** SANDCAST_ENABLE_FAKE_PROVIDER=1 registers the fake provider (tests only). */
+  enableFakeProvider: boolean;
+  /** SANDCAST_LOG_LEVEL, default info. */
+  logLevel: string;
+  /** SANDCAST_SECRET_KEY: base64 of 32 bytes; default a key file in the data dir. */
+  secretKey: string | null;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Reads and checks the configuration; a bad value throws with what to set instead. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
+  const mode = env.SANDCAST_DEPLOYMENT_MODE ?? 'local_trusted';
+  if (!(DEPLOYMENT_MODES as readonly string[]).includes(mode)) {
+    throw new SandcastError('bad_request', `SANDCAST_DEPLOYMENT_MODE must be one of ${DEPLOYMENT_MODES.join(', ')}; got "${mode}"`);
+  }
+  const port = Number(env.SANDCAST_PORT ?? 7420);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new SandcastError('bad_request', `SANDCAST_PORT must be a port number (0-65535); got "${env.SANDCAST_PORT}"`);
+  }
+  const config: ServerConfig = {
+    host: env.SANDCAST_HOST ?? '127.0.0.1',
+    port,
+    dataDir: path.resolve(env.SANDCAST_DATA_DIR ?? path.join(homedir(), '.sandcast')),
+    databaseUrl: env.DATABASE_URL || null,
+    deploymentMode: mode as DeploymentMode,
+    enableFakeProvider: env.SANDCAST_ENABLE_FAKE_PROVIDER === '1',
+    logLevel: env.SANDCAST_LOG_LEVEL ?? 'info',
+    secretKey: env.SANDCAST_SECRET_KEY ?? null,
+  };
+  assertBindAllowed(config);
+  return config;
+}
+
+/** local_trusted trusts every caller, so it may only listen where only this machine can reach. */
+export function assertBindAllowed(config: Pick<ServerConfig, 'host' | 'deploymentMode'>): void {
+  if (config.deploymentMode === 'local_trusted' && !isLoopbackHost(config.host)) {
+    throw new SandcastError(
+      'bad_request',
+      `SANDCAST_HOST=${config.host} is not a loopback address, and local_trusted mode lets every caller act as admin. ` +
+        'Bind to 127.0.0.1, or set SANDCAST_DEPLOYMENT_MODE=authenticated to require API keys.',
+    );
+  }
+}

@@ -1,0 +1,60 @@
+import { allows, type DeploymentMode, type Principal, SandcastError } from '@sandcast/core';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ApiKeysService } from '../services/api-keys.service.ts';
+import type { SettingsService } from '../services/settings.service.ts';
+
+/** The implicit caller in local_trusted mode: whoever can reach loopback is the operator. */
+export const LOCAL_OPERATOR: Principal = { role: 'admin', keyId: null };
+
+function bearer(request: FastifyRequest): string | null | 'malformed' {
+  const header = request.headers.authorization;
+  if (header === undefined) return null;
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  return match?.[1] ?? 'malformed';
+}
+
+/**
+ * Authenticates every request and enforces the route's declared access before any handler,
+ * body parsing or state read. A route without a declaration cannot be registered.
+ */
+export function registerAccessControl(
+  app: FastifyInstance,
+  deps: { mode: DeploymentMode; apiKeys: ApiKeysService; settings: SettingsService },
+): void {
+  app.decorateRequest('principal', null);
+
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.access) {
+      throw new Error(`route ${route.method} ${route.url} declares no access; add config: { access: 'public' | 'admin' | 'agent' }`);
+    }
+  });
+
+  app.addHook('onRequest', async (request) => {
+    const access = request.routeOptions.config?.access;
+    if (!access) return; // unknown route: the not-found handler answers
+    const token = bearer(request);
+    if (token === 'malformed') throw new SandcastError('unauthorized', 'the Authorization header must be "Bearer <api key>"');
+    if (token) {
+      request.principal = await deps.apiKeys.authenticate(token);
+      if (!request.principal)
+        throw new SandcastError('unauthorized', 'the API key is unknown or revoked; create a new one with `sandcast keys create`');
+    } else if (deps.mode === 'local_trusted') {
+      request.principal = LOCAL_OPERATOR;
+    }
+    if (allows(access, request.principal)) return;
+    if (!request.principal) throw new SandcastError('unauthorized', 'this route needs an API key: send "Authorization: Bearer <api key>"');
+    throw new SandcastError('forbidden', `an ${request.principal.role} key cannot use this route; it needs an ${access} key`);
+  });
+
+  app.addHook('preHandler', async (request) => {
+    if (request.routeOptions.config?.feature !== 'environments') return;
+    const settings = await deps.settings.get();
+    if (!settings.experimental.enableEnvironments) {
+      throw new SandcastError(
+        'feature_disabled',
+        'Environments are an experimental feature and are turned off. Turn them on in Settings → Instance settings → Experimental, ' +
+          'or run `sandcast settings set experimental.enableEnvironments true`.',
+      );
+    }
+  });
+}

@@ -1,0 +1,41 @@
+import { API_PATHS, type SandboxTarget } from '@sandcast/contracts';
+import type { Availability } from '@sandcast/provider-sdk';
+import type { FastifyInstance } from 'fastify';
+import type { ProviderRegistry } from '../../providers/provider-registry.ts';
+
+const AVAILABILITY_TIMEOUT_MS = 3_000;
+
+/** A provider that hangs must not hang the listing: it reads as unavailable instead. */
+async function availabilityOf(check: () => Promise<Availability>): Promise<Availability> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<Availability>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ available: false, reason: `did not answer within ${AVAILABILITY_TIMEOUT_MS / 1000} s` }),
+      AVAILABILITY_TIMEOUT_MS,
+    );
+  });
+  try {
+    return await Promise.race([check().catch((e: Error) => ({ available: false as const, reason: e.message })), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function registerTargetRoutes(app: FastifyInstance, deps: { providers: ProviderRegistry }): void {
+  app.get(API_PATHS.sandboxTargets, { config: { access: 'admin' } }, async () => {
+    const targets = await Promise.all(
+      deps.providers.list().map(async ({ provider, jsonSchema }): Promise<SandboxTarget> => {
+        const availability = await availabilityOf(() => provider.availability());
+        return {
+          provider: provider.id,
+          displayName: provider.displayName,
+          available: availability.available,
+          ...(availability.available ? {} : { unavailableReason: availability.reason }),
+          capabilities: { ...provider.capabilities },
+          configSchema: jsonSchema,
+        };
+      }),
+    );
+    return { targets };
+  });
+}

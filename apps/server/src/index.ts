@@ -1,0 +1,6 @@
+export type { AppDeps, AppServices } from './app.ts';
+export { BODY_LIMIT_BYTES, buildApp } from './app.ts';
+export type { ServerConfig } from './config.ts';
+export { loadConfig } from './config.ts';
+export type { RunningServer } from './server.ts';
+export { startServer } from './server.ts';

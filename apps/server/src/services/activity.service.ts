@@ -1,0 +1,26 @@
+import { type Principal, redact } from '@sandcast/core';
+import type { ActivityRecord, Repositories } from '@sandcast/db';
+
+export interface ActivityInput {
+  action: string;
+  actor: Principal;
+  subjectType: string;
+  subjectId: string | null;
+  details?: Record<string, unknown> | undefined;
+  /** Dotted paths inside `details` that are secret, beyond what the redactor finds by name. */
+  secretPaths?: readonly string[] | undefined;
+}
+
+/**
+ * Writes an activity row with redacted details. Pass the transaction's repositories so the row
+ * commits (or rolls back) with the change it records.
+ */
+export async function recordActivity(repos: Repositories, input: ActivityInput): Promise<ActivityRecord> {
+  return repos.activity.insert({
+    action: input.action,
+    actor: { role: input.actor.role, keyId: input.actor.keyId },
+    subjectType: input.subjectType,
+    subjectId: input.subjectId,
+    details: redact(input.details ?? {}, input.secretPaths) as Record<string, unknown>,
+  });
+}

@@ -1,0 +1,202 @@
+import { type Environment, type EnvironmentRevision, type Principal, SandcastError } from '@sandcast/core';
+import { isUniqueViolation, type Store } from '@sandcast/db';
+import type { z } from 'zod';
+import type { ProviderRegistry, RegisteredProvider } from '../providers/provider-registry.ts';
+import { recordActivity } from './activity.service.ts';
+import { maskConfig, openConfig, resolveSecretPlaceholders, sealConfig } from './config-secrets.ts';
+import type { SecretBox } from './secrets.ts';
+
+type Doc = Record<string, unknown>;
+
+export interface CreateEnvironmentInput {
+  name: string;
+  provider: string;
+  config: Doc;
+}
+
+export interface UpdateEnvironmentInput {
+  name?: string | undefined;
+  provider?: string | undefined;
+  config?: Doc | undefined;
+}
+
+export type EnvironmentsService = ReturnType<typeof createEnvironmentsService>;
+
+/** Field paths of a zod failure, prefixed with `config.` so clients can point at the field. */
+function configIssues(error: z.ZodError): Array<{ path: string; message: string }> {
+  return error.issues.map((issue) => ({ path: ['config', ...issue.path.map(String)].join('.'), message: issue.message }));
+}
+
+const stableJson = (value: unknown): string =>
+  JSON.stringify(value, (_, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
+  );
+
+/**
+ * Environments: named provider configurations with immutable revisions. Configs are parsed by
+ * the provider's schema before anything is stored; secret fields are encrypted at rest and
+ * masked on the way out.
+ */
+export function createEnvironmentsService({
+  store,
+  providers,
+  secrets,
+}: {
+  store: Store;
+  providers: ProviderRegistry;
+  secrets: SecretBox;
+}) {
+  const requireProvider = (id: string): RegisteredProvider => {
+    const registered = providers.get(id);
+    if (!registered) {
+      const known = providers
+        .list()
+        .map((p) => p.provider.id)
+        .join(', ');
+      throw new SandcastError(
+        'validation_failed',
+        `unknown provider "${id}"; GET /api/sandbox-targets lists the registered ones (${known || 'none'})`,
+        {
+          issues: [{ path: 'provider', message: `unknown provider "${id}"` }],
+        },
+      );
+    }
+    return registered;
+  };
+
+  /** Parses a config for a provider and returns it sealed for storage and open for comparison. */
+  const prepareConfig = (registered: RegisteredProvider, incoming: Doc, currentOpen: Doc | null) => {
+    const resolved = resolveSecretPlaceholders(incoming, registered.secretPaths, currentOpen);
+    const parsed = registered.provider.configSchema.safeParse(resolved);
+    if (!parsed.success) {
+      throw new SandcastError('validation_failed', `the ${registered.provider.id} config is invalid: ${parsed.error.issues[0]?.message}`, {
+        issues: configIssues(parsed.error),
+      });
+    }
+    return { open: parsed.data, sealed: sealConfig(parsed.data, registered.secretPaths, secrets) };
+  };
+
+  const present = (env: Environment): Environment => ({ ...env, config: maskConfig(env.config) });
+  const presentRevision = (rev: EnvironmentRevision): EnvironmentRevision => ({ ...rev, config: maskConfig(rev.config) });
+
+  const requireEnvironment = async (id: string): Promise<Environment> => {
+    const env = await store.repos.environments.get(id);
+    if (!env) throw new SandcastError('not_found', `no environment with id ${id}; GET /api/environments lists them`);
+    return env;
+  };
+
+  const duplicateName = (name: string) =>
+    new SandcastError('conflict', `an environment named "${name}" already exists; choose another name or edit that one`, { name });
+
+  return {
+    async list(): Promise<Environment[]> {
+      return (await store.repos.environments.list()).map(present);
+    },
+
+    async get(id: string): Promise<Environment> {
+      return present(await requireEnvironment(id));
+    },
+
+    /** The stored environment with secrets decrypted, for handing to a provider. Never return it over HTTP. */
+    async getOpen(id: string): Promise<Environment> {
+      const env = await requireEnvironment(id);
+      return { ...env, config: openConfig(env.config, secrets) };
+    },
+
+    async create(input: CreateEnvironmentInput, actor: Principal): Promise<Environment> {
+      const registered = requireProvider(input.provider);
+      const config = prepareConfig(registered, input.config, null);
+      try {
+        const created = await store.transaction(async (repos) => {
+          const env = await repos.environments.insert({ name: input.name, provider: input.provider, config: config.sealed });
+          await recordActivity(repos, {
+            action: 'environment.created',
+            actor,
+            subjectType: 'environment',
+            subjectId: env.id,
+            details: { name: env.name, provider: env.provider, revision: 1, config: maskConfig(env.config) },
+            secretPaths: registered.secretPaths.map((p) => `config.${p}`),
+          });
+          return env;
+        });
+        return present(created);
+      } catch (error) {
+        if (isUniqueViolation(error, 'environments_name_key')) throw duplicateName(input.name);
+        throw error;
+      }
+    },
+
+    async update(id: string, input: UpdateEnvironmentInput, actor: Principal): Promise<{ environment: Environment; newRevision: boolean }> {
+      const current = await requireEnvironment(id);
+      const currentOpen = openConfig(current.config, secrets);
+      const providerId = input.provider ?? current.provider;
+      const registered = requireProvider(providerId);
+      const providerChanged = providerId !== current.provider;
+      let configChange: Doc | undefined;
+      if (input.config !== undefined || providerChanged) {
+        // Secrets of one provider never carry over to another.
+        const prepared = prepareConfig(registered, input.config ?? currentOpen, providerChanged ? null : currentOpen);
+        if (providerChanged || stableJson(prepared.open) !== stableJson(currentOpen)) configChange = prepared.sealed;
+      }
+      const nameChange = input.name !== undefined && input.name !== current.name ? input.name : undefined;
+      if (configChange === undefined && nameChange === undefined) return { environment: present(current), newRevision: false };
+      try {
+        const result = await store.transaction(async (repos) => {
+          const updated = await repos.environments.update(id, {
+            name: nameChange,
+            provider: configChange ? providerId : undefined,
+            config: configChange,
+            expectedRevisionId: current.currentRevision.id,
+          });
+          if (!updated) {
+            throw new SandcastError(
+              'conflict',
+              'the environment changed while this edit was being made; reload it and apply the edit again',
+            );
+          }
+          const changed = [
+            nameChange !== undefined && 'name',
+            providerChanged && 'provider',
+            configChange !== undefined && 'config',
+          ].filter(Boolean);
+          await recordActivity(repos, {
+            action: 'environment.updated',
+            actor,
+            subjectType: 'environment',
+            subjectId: id,
+            details: { changed, revision: updated.environment.currentRevision.number, config: maskConfig(updated.environment.config) },
+            secretPaths: registered.secretPaths.map((p) => `config.${p}`),
+          });
+          return updated;
+        });
+        return { environment: present(result.environment), newRevision: result.newRevision };
+      } catch (error) {
+        if (isUniqueViolation(error, 'environments_name_key')) throw duplicateName(input.name ?? '');
+        if (isUniqueViolation(error, 'environment_revisions_number_key')) {
+          throw new SandcastError('conflict', 'the environment changed while this edit was being made; reload it and apply the edit again');
+        }
+        throw error;
+      }
+    },
+
+    async delete(id: string, actor: Principal): Promise<Environment> {
+      const current = await requireEnvironment(id);
+      await store.transaction(async (repos) => {
+        if (!(await repos.environments.delete(id))) throw new SandcastError('not_found', `no environment with id ${id}`);
+        await recordActivity(repos, {
+          action: 'environment.deleted',
+          actor,
+          subjectType: 'environment',
+          subjectId: id,
+          details: { name: current.name },
+        });
+      });
+      return present(current);
+    },
+
+    async revisions(id: string): Promise<EnvironmentRevision[]> {
+      await requireEnvironment(id);
+      return (await store.repos.environments.revisions(id)).map(presentRevision);
+    },
+  };
+}
