@@ -1,0 +1,45 @@
+/** Renders rows as an aligned plain-text table. */
+export function table(headers: string[], rows: string[][]): string {
+  if (rows.length === 0) return '(none)';
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}
+
+/** Parses a command-line value: JSON when it parses (true, 3, {"a":1}), else the plain string. */
+export function parseValue(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/** Applies `a.b.c=value` assignments onto a copy of `base`. */
+export function applyAssignments(base: Record<string, unknown>, assignments: string[]): Record<string, unknown> {
+  const out = structuredClone(base);
+  for (const assignment of assignments) {
+    const eq = assignment.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--set takes key=value, got "${assignment}"`);
+    setPath(out, assignment.slice(0, eq), parseValue(assignment.slice(eq + 1)));
+  }
+  return out;
+}
+
+export function setPath(target: Record<string, unknown>, dotted: string, value: unknown): void {
+  const keys = dotted.split('.');
+  const last = keys.pop()!;
+  let node = target;
+  for (const key of keys) {
+    if (!node[key] || typeof node[key] !== 'object') node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[last] = value;
+}
+
+/** A mistake in how the command was called; exits with status 2. */
+export class UsageError extends Error {}

@@ -1,0 +1,26 @@
+import { SandcastApiError, SandcastConnectionError } from '@sandcast/client';
+import { CommanderError } from 'commander';
+import { UsageError } from './format.ts';
+import { buildProgram } from './program.ts';
+
+/** Exit codes: 1 the server refused, 2 the command was called wrongly, 3 the server was unreachable. */
+try {
+  await buildProgram().parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
+  if (error instanceof UsageError) {
+    console.error(`sandcast: ${error.message}`);
+    process.exit(2);
+  }
+  if (error instanceof SandcastConnectionError) {
+    console.error(`sandcast: ${error.message}`);
+    process.exit(3);
+  }
+  if (error instanceof SandcastApiError) {
+    console.error(`sandcast: ${error.message} (${error.code})`);
+    const issues = (error.details?.issues as Array<{ path: string; message: string }> | undefined) ?? [];
+    for (const issue of issues) console.error(`  ${issue.path}: ${issue.message}`);
+    process.exit(1);
+  }
+  throw error;
+}

@@ -1,0 +1,123 @@
+import {
+  ActivityListSchema,
+  API_PATHS,
+  ApiKeyListSchema,
+  ApiKeySchema,
+  type CreateApiKeyBody,
+  type CreateEnvironmentBody,
+  CreatedApiKeySchema,
+  EnvironmentListSchema,
+  EnvironmentRevisionListSchema,
+  EnvironmentSchema,
+  ErrorEnvelopeSchema,
+  fillPath,
+  HealthResponseSchema,
+  type InstanceSettingsPatchBody,
+  InstanceSettingsSchema,
+  SandboxTargetListSchema,
+  type UpdateEnvironmentBody,
+} from '@sandcast/contracts';
+import { z } from 'zod';
+import { SandcastApiError, SandcastConnectionError } from './errors.ts';
+
+export interface ClientOptions {
+  /** e.g. http://127.0.0.1:7420 */
+  baseUrl: string;
+  /** Bearer API key; not needed against a local_trusted server. */
+  apiKey?: string | undefined;
+  /** Send the browser's cookies instead of a key (the web UI). Default: false. */
+  credentials?: 'include' | 'same-origin' | undefined;
+  fetch?: typeof fetch | undefined;
+}
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** Typed access to the Sandcast REST API. Every answer is checked against its contract schema. */
+export class SandcastClient {
+  readonly baseUrl: string;
+  private readonly apiKey: string | undefined;
+  private readonly credentials: ClientOptions['credentials'];
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(options: ClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.apiKey = options.apiKey;
+    this.credentials = options.credentials;
+    this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+  }
+
+  /** Sends one request and parses the answer with `schema`; an error answer throws SandcastApiError. */
+  async request<T extends z.ZodType>(method: Method, path: string, schema: T, options: { body?: unknown; query?: Record<string, string | number | undefined> } = {}): Promise<z.output<T>> {
+    const url = new URL(this.baseUrl + path);
+    for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    let response: Response;
+    try {
+      response = await this.fetchImpl(url, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        ...(this.credentials ? { credentials: this.credentials } : {}),
+      });
+    } catch (error) {
+      throw new SandcastConnectionError(this.baseUrl, error);
+    }
+    const text = await response.text();
+    const json: unknown = text ? safeJson(text) : undefined;
+    if (!response.ok) {
+      const envelope = ErrorEnvelopeSchema.safeParse(json);
+      if (envelope.success) throw new SandcastApiError({ status: response.status, ...envelope.data.error });
+      throw new SandcastApiError({ status: response.status, code: 'http_error', message: `HTTP ${response.status}: ${text.slice(0, 200)}` });
+    }
+    return schema.parse(json);
+  }
+
+  health() {
+    return this.request('GET', API_PATHS.health, HealthResponseSchema);
+  }
+
+  readonly settings = {
+    get: () => this.request('GET', API_PATHS.instanceSettings, InstanceSettingsSchema),
+    update: (patch: InstanceSettingsPatchBody) => this.request('PATCH', API_PATHS.instanceSettings, InstanceSettingsSchema, { body: patch }),
+  };
+
+  readonly environments = {
+    list: async () => (await this.request('GET', API_PATHS.environments, EnvironmentListSchema)).environments,
+    create: (body: CreateEnvironmentBody) => this.request('POST', API_PATHS.environments, EnvironmentSchema, { body }),
+    get: (id: string) => this.request('GET', fillPath(API_PATHS.environment, { id }), EnvironmentSchema),
+    update: (id: string, body: UpdateEnvironmentBody) => this.request('PATCH', fillPath(API_PATHS.environment, { id }), EnvironmentSchema, { body }),
+    delete: (id: string) => this.request('DELETE', fillPath(API_PATHS.environment, { id }), EnvironmentSchema),
+    revisions: async (id: string) => (await this.request('GET', fillPath(API_PATHS.environmentRevisions, { id }), EnvironmentRevisionListSchema)).revisions,
+    /** Finds an environment by id or by name. */
+    resolve: async (idOrName: string) => {
+      const all = await this.environments.list();
+      const found = all.find((e) => e.id === idOrName) ?? all.find((e) => e.name === idOrName);
+      if (!found) throw new SandcastApiError({ status: 404, code: 'not_found', message: `no environment named or with id "${idOrName}"` });
+      return found;
+    },
+  };
+
+  async targets() {
+    return (await this.request('GET', API_PATHS.sandboxTargets, SandboxTargetListSchema)).targets;
+  }
+
+  async activity(query: { limit?: number; action?: string } = {}) {
+    return (await this.request('GET', API_PATHS.activity, ActivityListSchema, { query })).activity;
+  }
+
+  readonly keys = {
+    create: (body: CreateApiKeyBody) => this.request('POST', API_PATHS.apiKeys, CreatedApiKeySchema, { body }),
+    list: async () => (await this.request('GET', API_PATHS.apiKeys, ApiKeyListSchema)).keys,
+    revoke: async (id: string) => (await this.request('DELETE', fillPath(API_PATHS.apiKey, { id }), z.object({ key: ApiKeySchema }))).key,
+  };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,3 @@
+export type { ClientOptions } from './client.ts';
+export { SandcastClient } from './client.ts';
+export { SandcastApiError, SandcastConnectionError } from './errors.ts';
