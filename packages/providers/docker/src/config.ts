@@ -1,0 +1,39 @@
+import { z } from 'zod';
+
+/** Where a Docker Engine API listens: a unix socket path or URL, or tcp://host:port. */
+export const dockerHostSchema = z
+  .string()
+  .trim()
+  .regex(/^(\/|unix:\/\/\/|tcp:\/\/|npipe:)/, 'use a socket path (/var/run/docker.sock), unix:///path or tcp://127.0.0.1:2375');
+
+/** Environment config of the Docker provider, as the UI form shows it. */
+export const dockerConfigSchema = z.strictObject({
+  /** A local image name or id the sandboxes boot from, such as `debian:bookworm`. Part of the boot source. */
+  image: z.string().trim().min(1),
+  /** CPU limit in cores (fractions allowed). Default: no limit. Runtime knob. */
+  cpu: z.number().positive().max(256).optional(),
+  /** Memory limit in MiB; swap is not added on top. Default: no limit. Runtime knob. */
+  memoryMb: z.number().int().min(16).optional(),
+  /** Maximum number of processes in a sandbox. Default 1024. Runtime knob. */
+  pidsLimit: z.number().int().min(8).max(1_000_000).optional(),
+  /** Container network. Default `none`: loopback only. `bridge` and `host` need an operator's decision. */
+  network: z.enum(['none', 'bridge', 'host']).default('none'),
+  /** Environment variables set in every sandbox process. */
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
+  /**
+   * The engine for this environment. Default: the provider's engine (`DOCKER_HOST`, else
+   * /var/run/docker.sock).
+   */
+  dockerHost: dockerHostSchema.optional(),
+});
+
+export type DockerConfig = z.infer<typeof dockerConfigSchema>;
+
+/** Config fields that only tune the runtime; changing them keeps captured images valid. */
+export const DOCKER_RUNTIME_KNOBS = ['cpu', 'memoryMb', 'pidsLimit'] as const;
+
+/** Default process limit: enough for compilers and test runners, low enough to stop a fork bomb. */
+export const DEFAULT_PIDS_LIMIT = 1024;
+
+/** Where every sandbox starts and where workspace export/import apply. */
+export const WORKDIR = '/workspace';

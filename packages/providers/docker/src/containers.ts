@@ -1,0 +1,168 @@
+import { randomBytes } from 'node:crypto';
+import type { InstanceInfo, TemplateRef } from '@sandcast/provider-sdk';
+import { ProviderError } from '@sandcast/provider-sdk';
+import type Docker from 'dockerode';
+import { DEFAULT_PIDS_LIMIT, type DockerConfig, WORKDIR } from './config.ts';
+import { type EnginePool, formatInstanceId, PROVIDER_ID, parseInstanceId, statusOf, toProviderError } from './connection.ts';
+import { containerLabels, type OwnerKind } from './labels.ts';
+
+/** A container resolved from an instance id, with the engine it lives on. */
+export interface ContainerHandle {
+  docker: Docker;
+  container: Docker.Container;
+  engineUrl: string;
+  instanceId: string;
+}
+
+export function handleFor(pool: EnginePool, instanceId: string): ContainerHandle {
+  const { containerId, engineUrl } = parseInstanceId(instanceId);
+  const url = engineUrl ?? pool.defaultAddress.url;
+  const docker = pool.client(url);
+  return { docker, container: docker.getContainer(containerId), engineUrl: url, instanceId };
+}
+
+/** Capabilities a sandbox never needs; Docker's default set minus these stays enough for apt and compilers. */
+const DROPPED_CAPABILITIES = ['NET_RAW', 'MKNOD', 'AUDIT_WRITE'];
+
+const slug = (text: string, max: number) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9_.-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, max) || 'x';
+
+/** Which image a new container boots from; throws the code an operator can act on when it is absent. */
+async function resolveImage(docker: Docker, config: DockerConfig, template: TemplateRef | null | undefined, engineUrl: string) {
+  if (template) {
+    if (template.kind !== 'image') {
+      throw new ProviderError({
+        provider: PROVIDER_ID,
+        code: 'invalid_config',
+        message: `the Docker provider boots only from images, not from a ${template.kind} template`,
+      });
+    }
+    try {
+      return await docker.getImage(template.ref).inspect();
+    } catch (error) {
+      if (statusOf(error) === 404) {
+        throw new ProviderError({
+          provider: PROVIDER_ID,
+          code: 'not_found',
+          message: `captured image ${template.ref} no longer exists on the engine at ${engineUrl}; capture a new custom image or disable this one`,
+          cause: error,
+        });
+      }
+      throw toProviderError(error, { action: `inspect image ${template.ref}`, engineUrl });
+    }
+  }
+  try {
+    return await docker.getImage(config.image).inspect();
+  } catch (error) {
+    if (statusOf(error) === 404) {
+      throw new ProviderError({
+        provider: PROVIDER_ID,
+        code: 'invalid_config',
+        message: `image ${config.image} is not present on the engine at ${engineUrl}; pull, load or build it there first (Sandcast does not pull images)`,
+        cause: error,
+      });
+    }
+    throw toProviderError(error, { action: `inspect image ${config.image}`, engineUrl });
+  }
+}
+
+export interface CreateContainerRequest {
+  owner: { kind: OwnerKind; id: string; environmentId: string; expiresAt?: Date };
+  config: DockerConfig;
+  template?: TemplateRef | null | undefined;
+}
+
+/** Creates and starts a sandbox or setup container; returns its instance id. */
+export async function createContainer(pool: EnginePool, request: CreateContainerRequest): Promise<string> {
+  const engineUrl = pool.register(request.config.dockerHost);
+  const docker = pool.client(engineUrl);
+  const { config } = request;
+  await resolveImage(docker, config, request.template, engineUrl);
+  const memory = config.memoryMb === undefined ? undefined : config.memoryMb * 1024 * 1024;
+  const options: Docker.ContainerCreateOptions = {
+    name: `sandcast-${request.owner.kind}-${slug(request.owner.id, 48)}-${randomBytes(3).toString('hex')}`,
+    Image: request.template?.ref ?? config.image,
+    // A process that only waits, under Docker's init (which reaps orphans and forwards signals):
+    // the sandbox stays up between execs whatever the image's own entrypoint does.
+    Entrypoint: ['sleep', 'infinity'],
+    Cmd: [],
+    WorkingDir: WORKDIR,
+    Hostname: 'sandbox',
+    Env: Object.entries(config.env ?? {}).map(([key, value]) => `${key}=${value}`),
+    Labels: containerLabels(request.owner),
+    HostConfig: {
+      Init: true,
+      NetworkMode: config.network,
+      NanoCpus: config.cpu === undefined ? undefined : Math.round(config.cpu * 1e9),
+      Memory: memory,
+      MemorySwap: memory,
+      PidsLimit: config.pidsLimit ?? DEFAULT_PIDS_LIMIT,
+      CapDrop: DROPPED_CAPABILITIES,
+      SecurityOpt: ['no-new-privileges'],
+      RestartPolicy: { Name: 'no' },
+    },
+  };
+  let container: Docker.Container;
+  try {
+    container = await docker.createContainer(options);
+  } catch (error) {
+    throw toProviderError(error, { action: `create a container from ${config.image}`, engineUrl });
+  }
+  try {
+    await container.start();
+  } catch (error) {
+    await container.remove({ force: true, v: true }).catch(() => undefined);
+    throw toProviderError(error, { action: `start the container from ${request.template?.ref ?? config.image}`, engineUrl });
+  }
+  return formatInstanceId(container.id, engineUrl, pool);
+}
+
+/** The container's state in the contract's vocabulary; a container that is gone is `missing`. */
+export async function inspectContainer(pool: EnginePool, instanceId: string): Promise<InstanceInfo> {
+  const { container, engineUrl } = handleFor(pool, instanceId);
+  let info: Docker.ContainerInspectInfo;
+  try {
+    info = await container.inspect();
+  } catch (error) {
+    if (statusOf(error) === 404) return { status: 'missing' };
+    throw toProviderError(error, { action: 'inspect a sandbox', engineUrl });
+  }
+  const state = info.State;
+  switch (state.Status) {
+    case 'created':
+    case 'restarting':
+      return { status: 'starting' };
+    case 'running':
+      return { status: 'running' };
+    case 'paused':
+      return { status: 'paused' };
+    case 'removing':
+      return { status: 'stopped', detail: 'being removed' };
+    case 'dead':
+      return { status: 'failed', detail: state.Error || 'the container is dead' };
+    case 'exited':
+      if (state.OOMKilled) return { status: 'failed', detail: 'killed for exceeding its memory limit' };
+      if (state.Error) return { status: 'failed', detail: state.Error };
+      return { status: 'stopped', detail: `exited with code ${state.ExitCode}` };
+    default:
+      return { status: 'failed', detail: `unknown container state ${state.Status}` };
+  }
+}
+
+/** Removes the container and its anonymous volumes; a container that is already gone is fine. */
+export async function removeContainer(pool: EnginePool, instanceId: string): Promise<void> {
+  const { container, engineUrl } = handleFor(pool, instanceId);
+  try {
+    await container.remove({ force: true, v: true });
+  } catch (error) {
+    const status = statusOf(error);
+    if (status === 404) return;
+    // "removal already in progress": someone else is finishing the job.
+    if (status === 409) return;
+    throw toProviderError(error, { action: 'remove a sandbox container', engineUrl });
+  }
+}

@@ -1,0 +1,126 @@
+import type {
+  Availability,
+  ProviderCapabilities,
+  ProviderConfig,
+  ProviderContext,
+  SandboxProvider,
+  SetupLease,
+} from '@sandcast/provider-sdk';
+import { ProviderError } from '@sandcast/provider-sdk';
+import type { z } from 'zod';
+import { captureImage, deleteImage } from './capture.ts';
+import { listChanges } from './changes.ts';
+import { DOCKER_RUNTIME_KNOBS, type DockerConfig, dockerConfigSchema } from './config.ts';
+import { defaultEngineAddress, EnginePool, engineMessage, PROVIDER_ID } from './connection.ts';
+import { createContainer, handleFor, inspectContainer, removeContainer } from './containers.ts';
+import { runExec } from './exec.ts';
+import { exportWorkspace, importWorkspace, readFile, writeFile } from './files.ts';
+import { listManagedInstances } from './gc.ts';
+import { openPty } from './pty.ts';
+
+export interface DockerProviderOptions extends ProviderContext {
+  /**
+   * The engine: a socket path, `unix:///…` or `tcp://host:port`. Default: `DOCKER_HOST`, else
+   * /var/run/docker.sock. An environment's config may name another engine (`dockerHost`).
+   */
+  dockerHost?: string | undefined;
+}
+
+export const DOCKER_CAPABILITIES: ProviderCapabilities = {
+  pty: true,
+  interactiveSetup: true,
+  interactiveSetupConnectionTypes: ['pty'],
+  templateCapture: true,
+  templateRefKind: 'image',
+  templateDelete: true,
+  changeTracking: true,
+  duplexCommandStream: false,
+  checkpoint: false,
+};
+
+/** How long availability() waits for the engine before calling it unreachable. */
+const PING_TIMEOUT_MS = 3_000;
+
+function parseConfig(config: ProviderConfig): DockerConfig {
+  const parsed = dockerConfigSchema.safeParse(config);
+  if (!parsed.success) {
+    throw new ProviderError({
+      provider: PROVIDER_ID,
+      code: 'invalid_config',
+      message: `invalid Docker environment config: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ')}`,
+    });
+  }
+  return parsed.data;
+}
+
+/** The Docker provider (ARCHITECTURE §5): sandboxes are containers, custom images are `docker commit`s. */
+export function createDockerProvider(options: DockerProviderOptions): SandboxProvider {
+  const pool = new EnginePool(defaultEngineAddress(options.dockerHost));
+  const handle = (instanceId: string) => handleFor(pool, instanceId);
+
+  return {
+    id: PROVIDER_ID,
+    displayName: 'Docker',
+    configSchema: dockerConfigSchema as unknown as z.ZodType<ProviderConfig>,
+    capabilities: DOCKER_CAPABILITIES,
+    runtimeKnobs: DOCKER_RUNTIME_KNOBS,
+
+    async availability(): Promise<Availability> {
+      const where = pool.defaultAddress.url;
+      try {
+        const docker = pool.client();
+        await Promise.race([
+          docker.ping(),
+          new Promise((_, reject) =>
+            setTimeout(() => reject(new Error(`no answer within ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS).unref(),
+          ),
+        ]);
+        return { available: true };
+      } catch (error) {
+        return { available: false, reason: `no Docker engine reachable at ${where} (${engineMessage(error)})` };
+      }
+    },
+
+    async create(request) {
+      const instanceId = await createContainer(pool, {
+        owner: { kind: 'sandbox', id: request.sandboxId, environmentId: request.environmentId },
+        config: parseConfig(request.config),
+        template: request.template,
+      });
+      return { instanceId };
+    },
+
+    inspect: (instanceId) => inspectContainer(pool, instanceId),
+    exec: (instanceId, request) => runExec(handle(instanceId), request),
+    openPty: (instanceId, ptyOptions) => openPty(handle(instanceId), ptyOptions),
+    readFile: (instanceId, path) => readFile(handle(instanceId), path),
+    writeFile: (instanceId, path, data, writeOptions) => writeFile(handle(instanceId), path, data, writeOptions),
+    exportWorkspace: (instanceId, path) => exportWorkspace(handle(instanceId), path),
+    importWorkspace: (instanceId, tar, path) => importWorkspace(handle(instanceId), tar, path),
+    destroy: (instanceId) => removeContainer(pool, instanceId),
+    listInstances: () => listManagedInstances(pool),
+
+    async startInteractiveSetup(request): Promise<SetupLease> {
+      const leaseId = await createContainer(pool, {
+        owner: {
+          kind: 'setup',
+          id: request.setupSessionId,
+          environmentId: request.environmentId,
+          expiresAt: new Date(Date.now() + request.ttlSeconds * 1000),
+        },
+        config: parseConfig(request.config),
+        template: request.source,
+      });
+      return { leaseId, connection: { type: 'pty' } };
+    },
+    getInteractiveSetup: (leaseId) => inspectContainer(pool, leaseId),
+    captureTemplate: (request) => captureImage(handle(request.leaseId), request),
+    cancelInteractiveSetup: (leaseId) => removeContainer(pool, leaseId),
+    deleteTemplate: (template) => deleteImage(pool, template),
+    listChanges: (leaseId) => listChanges(handle(leaseId)),
+
+    async close() {
+      // dockerode holds no connections between requests; nothing to release.
+    },
+  };
+}

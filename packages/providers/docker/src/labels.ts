@@ -1,0 +1,59 @@
+import type { ManagedInstance } from '@sandcast/provider-sdk';
+
+/**
+ * Labels on every container Sandcast creates. Garbage collection only ever considers containers
+ * with `sandcast.managed=true`; nothing without it is touched.
+ */
+export const LABEL = {
+  managed: 'sandcast.managed',
+  kind: 'sandcast.kind',
+  sandbox: 'sandcast.sandbox',
+  setup: 'sandcast.setup',
+  environment: 'sandcast.environment',
+  expiresAt: 'sandcast.expires-at',
+  /** On captured images: the setup session the image was captured from. */
+  capturedFrom: 'sandcast.captured-from',
+} as const;
+
+export type OwnerKind = ManagedInstance['ownerKind'];
+
+export function containerLabels(owner: { kind: OwnerKind; id: string; environmentId: string; expiresAt?: Date }): Record<string, string> {
+  const labels: Record<string, string> = {
+    [LABEL.managed]: 'true',
+    [LABEL.kind]: owner.kind,
+    [LABEL.environment]: owner.environmentId,
+    [owner.kind === 'sandbox' ? LABEL.sandbox : LABEL.setup]: owner.id,
+  };
+  if (owner.expiresAt) labels[LABEL.expiresAt] = owner.expiresAt.toISOString();
+  return labels;
+}
+
+/**
+ * Labels written on a committed image. Docker copies a container's labels into the image it
+ * commits and from there into every container run from it, so the ownership labels are
+ * overridden: a container an operator starts from a captured image by hand is not managed and
+ * is never garbage-collected.
+ */
+export function imageLabels(capture: { setupSessionId: string; environmentId: string }): Record<string, string> {
+  return {
+    [LABEL.managed]: 'false',
+    [LABEL.kind]: 'template',
+    [LABEL.sandbox]: '',
+    [LABEL.setup]: '',
+    [LABEL.expiresAt]: '',
+    [LABEL.environment]: capture.environmentId,
+    [LABEL.capturedFrom]: capture.setupSessionId,
+  };
+}
+
+/** Who a labelled container belongs to, or null when its labels do not say. */
+export function ownerOf(labels: Record<string, string> | undefined): { ownerKind: OwnerKind; ownerId: string } | null {
+  if (!labels) return null;
+  if (labels[LABEL.managed] !== 'true') return null;
+  const sandbox = labels[LABEL.sandbox];
+  const setup = labels[LABEL.setup];
+  if (labels[LABEL.kind] === 'setup' && setup) return { ownerKind: 'setup', ownerId: setup };
+  if (sandbox) return { ownerKind: 'sandbox', ownerId: sandbox };
+  if (setup) return { ownerKind: 'setup', ownerId: setup };
+  return null;
+}
