@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import type { Store } from '@sandcast/db';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { ServerConfig } from './config.ts';
@@ -22,17 +23,27 @@ export interface AppDeps {
   store: Store;
   providers: ProviderRegistry;
   secrets: SecretBox;
+  /** Where structured logs go; default stdout. */
+  logStream?: Writable | undefined;
+}
+
+/** A registered route and the access it declared. */
+export interface RouteEntry {
+  method: string;
+  url: string;
+  access: string;
 }
 
 /** Largest accepted request body. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 /** Wires services and routes into a Fastify instance (not yet listening). */
-export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppServices } {
+export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppServices; routes: RouteEntry[] } {
   const app = Fastify({
     logger: {
       level: deps.config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["sec-websocket-protocol"]'], censor: '[redacted]' },
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     bodyLimit: BODY_LIMIT_BYTES,
     // Let in-flight requests finish on close, but drop idle keep-alive sockets at once.
@@ -41,7 +52,12 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   });
 
   const services = createServices(deps);
+  const routes: RouteEntry[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, access: String(route.config?.access) });
+  });
   registerErrorHandling(app);
+  registerDrainOnClose(app);
   registerAccessControl(app, { mode: deps.config.deploymentMode, apiKeys: services.apiKeys, settings: services.settings });
   registerHealthRoutes(app, { version: SANDCAST_VERSION, database: deps.store.kind, mode: deps.config.deploymentMode });
   registerSettingsRoutes(app, services);
@@ -49,7 +65,22 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerTargetRoutes(app, deps);
   registerActivityRoutes(app, deps);
   registerKeyRoutes(app, services);
-  return { app, services };
+  return { app, services, routes };
+}
+
+/**
+ * While closing, answers carry `Connection: close`, so a keep-alive socket whose request was in
+ * flight when shutdown began is closed right after its answer instead of holding the close open.
+ */
+function registerDrainOnClose(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
 }
 
 export type AppServices = ReturnType<typeof createServices>;

@@ -1,4 +1,4 @@
-export type { AppDeps, AppServices } from './app.ts';
+export type { AppDeps, AppServices, RouteEntry } from './app.ts';
 export { BODY_LIMIT_BYTES, buildApp } from './app.ts';
 export type { ServerConfig } from './config.ts';
 export { loadConfig } from './config.ts';

@@ -1,8 +1,9 @@
 import path from 'node:path';
+import type { Writable } from 'node:stream';
 import { createDb, createStore, type Store } from '@sandcast/db';
 import type { SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyInstance } from 'fastify';
-import { type AppServices, buildApp } from './app.ts';
+import { type AppServices, buildApp, type RouteEntry } from './app.ts';
 import { assertBindAllowed, type ServerConfig } from './config.ts';
 import { defaultProviders } from './providers/default-providers.ts';
 import { createProviderRegistry, type ProviderRegistry } from './providers/provider-registry.ts';
@@ -11,6 +12,8 @@ import { createSecretBox, loadSecretKey } from './services/secrets.ts';
 export interface RunningServer {
   app: FastifyInstance;
   services: AppServices;
+  /** Every registered route with its declared access. */
+  routes: RouteEntry[];
   store: Store;
   providers: ProviderRegistry;
   /** http://host:port the server listens on. */
@@ -19,15 +22,28 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+export interface StartOptions {
+  /** Providers to offer instead of the configured defaults. */
+  providers?: SandboxProvider[] | undefined;
+  /** An already-open store (tests); default: open the configured database. The server closes it. */
+  store?: Store | undefined;
+  /** Where structured logs go; default stdout. */
+  logStream?: Writable | undefined;
+  /** Called after the routes are registered and before listening (tests add routes here). */
+  beforeListen?: ((app: FastifyInstance) => void) | undefined;
+}
+
 /** Opens the database (migrating it), builds the app and listens. */
-export async function startServer(config: ServerConfig, options: { providers?: SandboxProvider[] } = {}): Promise<RunningServer> {
+export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
   assertBindAllowed(config);
-  const database = await createDb(config.databaseUrl ? { url: config.databaseUrl } : { pglite: path.join(config.dataDir, 'db') });
-  const store = createStore(database);
+  const store =
+    options.store ??
+    createStore(await createDb(config.databaseUrl ? { url: config.databaseUrl } : { pglite: path.join(config.dataDir, 'db') }));
   const providers = createProviderRegistry(options.providers ?? defaultProviders(config));
   try {
     const secrets = createSecretBox(await loadSecretKey({ dataDir: config.dataDir, configured: config.secretKey }));
-    const { app, services } = buildApp({ config, store, providers, secrets });
+    const { app, services, routes } = buildApp({ config, store, providers, secrets, logStream: options.logStream });
+    options.beforeListen?.(app);
     if (config.deploymentMode === 'authenticated') {
       const file = await services.apiKeys.bootstrapAdminKey(config.dataDir);
       if (file) app.log.warn({ file }, 'no API keys existed: created an admin key and wrote it to this file (mode 0600)');
@@ -38,6 +54,7 @@ export async function startServer(config: ServerConfig, options: { providers?: S
     return {
       app,
       services,
+      routes,
       store,
       providers,
       url: address,

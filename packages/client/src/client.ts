@@ -4,8 +4,8 @@ import {
   ApiKeyListSchema,
   ApiKeySchema,
   type CreateApiKeyBody,
-  type CreateEnvironmentBody,
   CreatedApiKeySchema,
+  type CreateEnvironmentBody,
   EnvironmentListSchema,
   EnvironmentRevisionListSchema,
   EnvironmentSchema,
@@ -47,7 +47,12 @@ export class SandcastClient {
   }
 
   /** Sends one request and parses the answer with `schema`; an error answer throws SandcastApiError. */
-  async request<T extends z.ZodType>(method: Method, path: string, schema: T, options: { body?: unknown; query?: Record<string, string | number | undefined> } = {}): Promise<z.output<T>> {
+  async request<T extends z.ZodType>(
+    method: Method,
+    path: string,
+    schema: T,
+    options: { body?: unknown; query?: Record<string, string | number | undefined> } = {},
+  ): Promise<z.output<T>> {
     const url = new URL(this.baseUrl + path);
     for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -69,7 +74,11 @@ export class SandcastClient {
     if (!response.ok) {
       const envelope = ErrorEnvelopeSchema.safeParse(json);
       if (envelope.success) throw new SandcastApiError({ status: response.status, ...envelope.data.error });
-      throw new SandcastApiError({ status: response.status, code: 'http_error', message: `HTTP ${response.status}: ${text.slice(0, 200)}` });
+      throw new SandcastApiError({
+        status: response.status,
+        code: 'http_error',
+        message: `HTTP ${response.status}: ${text.slice(0, 200)}`,
+      });
     }
     return schema.parse(json);
   }
@@ -80,16 +89,19 @@ export class SandcastClient {
 
   readonly settings = {
     get: () => this.request('GET', API_PATHS.instanceSettings, InstanceSettingsSchema),
-    update: (patch: InstanceSettingsPatchBody) => this.request('PATCH', API_PATHS.instanceSettings, InstanceSettingsSchema, { body: patch }),
+    update: (patch: InstanceSettingsPatchBody) =>
+      this.request('PATCH', API_PATHS.instanceSettings, InstanceSettingsSchema, { body: patch }),
   };
 
   readonly environments = {
     list: async () => (await this.request('GET', API_PATHS.environments, EnvironmentListSchema)).environments,
     create: (body: CreateEnvironmentBody) => this.request('POST', API_PATHS.environments, EnvironmentSchema, { body }),
     get: (id: string) => this.request('GET', fillPath(API_PATHS.environment, { id }), EnvironmentSchema),
-    update: (id: string, body: UpdateEnvironmentBody) => this.request('PATCH', fillPath(API_PATHS.environment, { id }), EnvironmentSchema, { body }),
+    update: (id: string, body: UpdateEnvironmentBody) =>
+      this.request('PATCH', fillPath(API_PATHS.environment, { id }), EnvironmentSchema, { body }),
     delete: (id: string) => this.request('DELETE', fillPath(API_PATHS.environment, { id }), EnvironmentSchema),
-    revisions: async (id: string) => (await this.request('GET', fillPath(API_PATHS.environmentRevisions, { id }), EnvironmentRevisionListSchema)).revisions,
+    revisions: async (id: string) =>
+      (await this.request('GET', fillPath(API_PATHS.environmentRevisions, { id }), EnvironmentRevisionListSchema)).revisions,
     /** Finds an environment by id or by name. */
     resolve: async (idOrName: string) => {
       const all = await this.environments.list();

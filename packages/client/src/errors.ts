@@ -16,7 +16,9 @@ export class SandcastApiError extends Error {
 /** The server could not be reached at all. */
 export class SandcastConnectionError extends Error {
   constructor(baseUrl: string, cause: unknown) {
-    super(`cannot reach Sandcast at ${baseUrl}: ${(cause as Error)?.message ?? String(cause)}. Is the server running (sandcast start)?`, { cause });
+    super(`cannot reach Sandcast at ${baseUrl}: ${(cause as Error)?.message ?? String(cause)}. Is the server running (sandcast start)?`, {
+      cause,
+    });
     this.name = 'SandcastConnectionError';
   }
 }

@@ -69,7 +69,32 @@ export function toErrorResponse(error: unknown): { status: number; body: ErrorEn
   return { status: HTTP_STATUS_BY_CODE[mapped.code], body, internal: false };
 }
 
+/**
+ * JSON bodies: an empty body reads as no body (a DELETE with a stray Content-Type is fine), and
+ * a `__proto__` key is refused rather than risk prototype pollution further down.
+ */
+function registerJsonParser(app: FastifyInstance): void {
+  // Only JSON is accepted; anything else is a 415 rather than a string the schemas then refuse.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(
+        null,
+        JSON.parse(text, (key, value: unknown) => {
+          if (key === '__proto__') throw new SyntaxError('the key "__proto__" is not allowed');
+          return value;
+        }),
+      );
+    } catch (error) {
+      done(new SandcastError('bad_request', `the request body is not valid JSON: ${(error as Error).message}`), undefined);
+    }
+  });
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
+  registerJsonParser(app);
   app.setErrorHandler((error, request, reply) => {
     const response = toErrorResponse(error);
     if (response.internal) request.log.error({ err: error }, 'request failed');

@@ -8,5 +8,6 @@ import { registerEnvUpdate } from './update.ts';
 
 export function registerEnv(program: Command): void {
   const env = program.command('env').description('manage environments (named provider configurations with revisions)');
-  for (const register of [registerEnvList, registerEnvCreate, registerEnvShow, registerEnvUpdate, registerEnvDelete, registerEnvRevisions]) register(env);
+  for (const register of [registerEnvList, registerEnvCreate, registerEnvShow, registerEnvUpdate, registerEnvDelete, registerEnvRevisions])
+    register(env);
 }

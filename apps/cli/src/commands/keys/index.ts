@@ -12,7 +12,11 @@ export function registerKeys(program: Command): void {
     .action(async (name: string, options: { role: string }, command: Command) => {
       const ctx = contextFrom(command);
       const created = await ctx.client.keys.create({ name, role: options.role as 'admin' | 'agent' });
-      ctx.print(created, () => `created ${created.key.role} key ${created.key.id} (${name})\n\n  ${created.secret}\n\nStore it now: it cannot be shown again.`);
+      ctx.print(
+        created,
+        () =>
+          `created ${created.key.role} key ${created.key.id} (${name})\n\n  ${created.secret}\n\nStore it now: it cannot be shown again.`,
+      );
     });
 
   keys

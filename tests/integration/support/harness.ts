@@ -1,0 +1,84 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { SandcastClient } from '@sandcast/client';
+import type { DeploymentMode } from '@sandcast/core';
+import type { TestDatabase } from '@sandcast/db/testing';
+import type { SandboxProvider } from '@sandcast/provider-sdk';
+import { loadConfig, type RunningServer, startServer } from '@sandcast/server';
+import type { FastifyInstance } from 'fastify';
+
+export interface TestServer {
+  server: RunningServer;
+  url: string;
+  dataDir: string;
+  /** A client with no key (the local operator in local_trusted mode). */
+  client: SandcastClient;
+  /** Every log line the server wrote. */
+  logs: string[];
+  clientWithKey(apiKey: string): SandcastClient;
+  /** A raw request, for what the typed client would refuse to send. */
+  fetch(pathname: string, init?: RequestInit): Promise<{ status: number; body: unknown; text: string }>;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(options: {
+  database: TestDatabase;
+  mode?: DeploymentMode;
+  providers?: SandboxProvider[];
+  env?: Record<string, string>;
+  beforeListen?: (app: FastifyInstance) => void;
+}): Promise<TestServer> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-it-'));
+  const logs: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _encoding, callback) {
+      logs.push(...String(chunk).split('\n').filter(Boolean));
+      callback();
+    },
+  });
+  const config = loadConfig({
+    SANDCAST_PORT: '0',
+    SANDCAST_DATA_DIR: dataDir,
+    SANDCAST_LOG_LEVEL: 'info',
+    SANDCAST_ENABLE_FAKE_PROVIDER: '1',
+    SANDCAST_DEPLOYMENT_MODE: options.mode ?? 'local_trusted',
+    ...options.env,
+  });
+  const server = await startServer(config, {
+    store: await options.database.open(),
+    providers: options.providers,
+    logStream,
+    beforeListen: options.beforeListen,
+  });
+  const url = server.url;
+  return {
+    server,
+    url,
+    dataDir,
+    logs,
+    client: new SandcastClient({ baseUrl: url }),
+    clientWithKey: (apiKey) => new SandcastClient({ baseUrl: url, apiKey }),
+    fetch: async (pathname, init) => {
+      const response = await fetch(url + pathname, init);
+      const text = await response.text();
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      return { status: response.status, body, text };
+    },
+    close: async () => {
+      await server.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Turns environments on, as an operator does first. */
+export async function enableEnvironments(client: SandcastClient): Promise<void> {
+  await client.settings.update({ experimental: { enableEnvironments: true } });
+}
