@@ -91,7 +91,7 @@ for (const database of testDatabases()) {
         );
         expect(error.status).toBe(400);
         expect(error.code).toBe('validation_failed');
-        const paths = (error.details?.issues as Array<{ path: string }>).map((i) => i.path);
+        const paths = ((error.details?.issues ?? []) as Array<{ path: string }>).map((i) => i.path);
         expect(paths).toEqual(expect.arrayContaining(['config.cpu']));
         expect(JSON.stringify(error.details)).toContain('bogus');
         expect(await t.client.environments.list().then((l) => l.some((e) => e.name === 'bad-config'))).toBe(false);
@@ -163,7 +163,7 @@ for (const database of testDatabases()) {
       const targets = await t.client.targets();
       const fake = targets.find((x) => x.provider === 'fake');
       expect(fake).toMatchObject({ displayName: expect.any(String), available: true, capabilities: { interactiveSetup: true } });
-      expect((fake?.configSchema.properties as Record<string, { secret?: boolean }>).apiToken?.secret).toBe(true);
+      expect(((fake?.configSchema.properties ?? {}) as Record<string, { secret?: boolean }>).apiToken?.secret).toBe(true);
     });
   });
 }
