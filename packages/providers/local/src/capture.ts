@@ -1,0 +1,75 @@
+import { mkdir, readdir, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { exists, removeTree } from './fs-util.ts';
+import type { ImageStore } from './image-store.ts';
+import type { ImageRecord, LayerRecord, ProgressListener } from './image-types.ts';
+import type { InstanceRecord, Instances } from './instances.ts';
+import { newId } from './layout.ts';
+import { squashLayers } from './squash.ts';
+
+/**
+ * Freezes a setup sandbox into a new image. The setup's processes are stopped and its overlays
+ * unmounted first, so the upper dir is consistent; the upper dir is then renamed into the layer
+ * store (no copy) and the host-directory uppers are renamed into it at their paths. Order for
+ * crash safety: layer directory, layer record, then the image record (temp file + rename). A
+ * crash before the image record leaves an unreferenced layer, which the next start removes.
+ */
+export async function captureSetup(params: {
+  store: ImageStore;
+  instances: Instances;
+  record: InstanceRecord;
+  maxLayers: number;
+  onProgress?: ProgressListener | undefined;
+}): Promise<{ image: ImageRecord; layer: LayerRecord }> {
+  const { store, instances, record } = params;
+  const progress = params.onProgress ?? (() => undefined);
+  progress({ phase: 'stopping setup processes', fraction: 0 });
+  await instances.stopProcesses(record);
+  await instances.unmountAll(record.id);
+
+  progress({ phase: 'freezing layer', fraction: 0.5 });
+  const [root, ...hostUppers] = instances.upperDirs(record);
+  for (const host of hostUppers) {
+    const entries = await readdir(host.dir).catch(() => []);
+    if (entries.length === 0) continue;
+    const target = join(root!.dir, host.sandboxPath);
+    if (!(await exists(target))) {
+      await mkdir(join(target, '..'), { recursive: true });
+      await rename(host.dir, target);
+    } else {
+      for (const entry of entries) {
+        await removeTree(join(target, entry));
+        await rename(join(host.dir, entry), join(target, entry));
+      }
+    }
+  }
+  const layer = await store.adoptLayer(root!.dir);
+  let layers = [...record.layers, layer.id];
+  if (layers.length > params.maxLayers) {
+    // Keep the base, fold everything captured above it into one layer.
+    progress({ phase: 'squashing layers', fraction: 0.7 });
+    const dest = await store.stagingDir('squash');
+    await squashLayers(
+      layers.slice(1).map((id) => store.layerDir(id)),
+      dest,
+    );
+    layers = [layers[0]!, (await store.adoptLayer(dest)).id];
+  }
+  const id = newId('img-');
+  let name = `capture-${record.ownerId}`;
+  if (await store.resolve(name)) name = `${name}-${id.slice(-6)}`;
+  const image: ImageRecord = {
+    id,
+    name,
+    layers,
+    hostDirs: record.hostDirs,
+    config: record.imageConfig,
+    origin: 'capture',
+    parentId: record.imageId,
+    createdAt: new Date().toISOString(),
+  };
+  await store.writeImage(image);
+  progress({ phase: 'captured', fraction: 1 });
+  const top = (await store.readLayer(layers.at(-1)!)) ?? layer;
+  return { image, layer: top };
+}

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+/** Name of the built-in base image: the host's own /usr under a generated skeleton. */
+export const BUILTIN_IMAGE = 'host';
+
+/** Environment config of the `local` provider. */
+export const localConfigSchema = z.object({
+  /** Base image name or id from the local image store. Default: the built-in `host` base (no download). */
+  image: z.string().min(1).default(BUILTIN_IMAGE),
+  /** CPU limit in cores (fractions allowed). Default 1. */
+  cpu: z.number().positive().max(256).default(1),
+  /** Memory limit in MiB. Default 1024. */
+  memoryMb: z.number().int().min(16).max(1_048_576).default(1024),
+  /** Maximum number of processes and threads. Default 512. */
+  pidsLimit: z.number().int().min(8).max(1_000_000).default(512),
+  /** `none`: loopback only (default). `host`: the host's network stack. */
+  network: z.enum(['none', 'host']).default('none'),
+  /** Extra environment variables for every command. Default none. */
+  env: z.record(z.string(), z.string()).default({}),
+  /** Working directory of commands, created on start. Default /workspace. */
+  workdir: z
+    .string()
+    .regex(/^\/[^\0]*$/, 'must be an absolute path')
+    .default('/workspace'),
+});
+
+export type LocalConfig = z.infer<typeof localConfigSchema>;
+
+/** Fields that tune the runtime only; changing them does not change what an image was built from. */
+export const LOCAL_RUNTIME_KNOBS = ['cpu', 'memoryMb', 'pidsLimit'] as const;

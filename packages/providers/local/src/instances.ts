@@ -1,0 +1,229 @@
+import { lstat, mkdir, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Cgroups } from './cgroups.ts';
+import type { LocalConfig } from './config.ts';
+import { exists, removeTree } from './fs-util.ts';
+import type { ImageConfig, ImageRecord } from './image-types.ts';
+import { type Layout, writeJsonAtomic } from './layout.ts';
+import { mountOverlay, mountsUnder, unmount } from './overlay.ts';
+import { killQuietly, processStartTime, runOk, sleep } from './proc.ts';
+import { type SandboxSpawnSpec, startInit } from './runtime.ts';
+
+/** `instances/<id>/instance.json`: everything needed to reach, list and tear down a sandbox. */
+export interface InstanceRecord {
+  id: string;
+  kind: 'sandbox' | 'setup';
+  /** The Sandcast sandbox id or setup session id. */
+  ownerId: string;
+  environmentId: string;
+  imageId: string;
+  layers: string[];
+  hostDirs: string[];
+  imageConfig: ImageConfig;
+  config: LocalConfig;
+  initPid: number;
+  initStartTime: number;
+  createdAt: string;
+}
+
+const ID_PATTERN = /^(sbx|stp)-[0-9a-f]{16}$/;
+
+const hostDirKey = (dir: string) => dir.replace(/^\/+/, '').replaceAll('/', '_');
+
+/**
+ * Sandboxes on disk and in the kernel: overlay mounts under `instances/<id>/`, a cgroup, and a
+ * detached init. The record is written last, so an instance without one is a half-created
+ * leftover and is removed on start.
+ */
+export class Instances {
+  constructor(
+    private readonly layout: Layout,
+    private readonly cgroups: Cgroups,
+    private readonly seccompPath: string,
+  ) {}
+
+  dir(id: string): string {
+    return join(this.layout.instances, id);
+  }
+
+  upperDirs(record: Pick<InstanceRecord, 'id' | 'hostDirs'>): Array<{ sandboxPath: string; dir: string }> {
+    return [
+      { sandboxPath: '/', dir: join(this.dir(record.id), 'upper') },
+      ...record.hostDirs.map((hostDir) => ({ sandboxPath: hostDir, dir: join(this.dir(record.id), 'host', hostDirKey(hostDir), 'upper') })),
+    ];
+  }
+
+  async load(id: string): Promise<InstanceRecord | null> {
+    if (!ID_PATTERN.test(id)) return null;
+    try {
+      return JSON.parse(await readFile(join(this.dir(id), 'instance.json'), 'utf8')) as InstanceRecord;
+    } catch {
+      return null;
+    }
+  }
+
+  async isAlive(record: InstanceRecord): Promise<boolean> {
+    return (await processStartTime(record.initPid)) === record.initStartTime;
+  }
+
+  /** The record of a live instance, or null (unknown, torn down, or its init is gone). */
+  async live(id: string): Promise<InstanceRecord | null> {
+    const record = await this.load(id);
+    return record && (await this.isAlive(record)) ? record : null;
+  }
+
+  async start(params: {
+    id: string;
+    kind: InstanceRecord['kind'];
+    ownerId: string;
+    environmentId: string;
+    image: ImageRecord;
+    config: LocalConfig;
+    layersDir: string;
+  }): Promise<InstanceRecord> {
+    const { id, image, config } = params;
+    const dir = this.dir(id);
+    const rootfs = join(dir, 'rootfs');
+    try {
+      await mkdir(dir);
+      await Promise.all(['upper', 'work', 'rootfs'].map((sub) => mkdir(join(dir, sub))));
+      for (const hostDir of image.hostDirs) {
+        await mkdir(join(dir, 'host', hostDirKey(hostDir), 'upper'), { recursive: true });
+        await mkdir(join(dir, 'host', hostDirKey(hostDir), 'work'), { recursive: true });
+      }
+      const lower = [...image.layers].reverse();
+      const fifo = runOk('mkfifo', ['-m', '600', join(dir, 'hold')]);
+      const cgroup = this.cgroups.createSandbox(id, config).then(() => this.cgroups.createChild(id, 'init'));
+      await mountOverlay({ lower, upper: join(dir, 'upper'), work: join(dir, 'work'), target: rootfs, cwd: params.layersDir });
+      for (const hostDir of image.hostDirs) {
+        const key = hostDirKey(hostDir);
+        const rel = hostDir.replace(/^\/+/, '');
+        const layered: string[] = [];
+        for (const layer of lower) if (await exists(join(params.layersDir, layer, rel))) layered.push(`${layer}/${rel}`);
+        await mountOverlay({
+          lower: [...layered, hostDir],
+          upper: join(dir, 'host', key, 'upper'),
+          work: join(dir, 'host', key, 'work'),
+          target: join(rootfs, rel),
+          cwd: params.layersDir,
+        });
+      }
+      await ensureDirInside(rootfs, config.workdir);
+      const [procsFiles] = await Promise.all([cgroup, fifo]);
+      const { initPid } = await startInit({
+        rootfs,
+        network: config.network,
+        seccompPath: this.seccompPath,
+        procsFiles,
+        env: { PATH: image.config.env.PATH ?? '/usr/bin:/bin' },
+        cwd: '/',
+        holdFifo: join(dir, 'hold'),
+        logFile: join(dir, 'init.log'),
+      });
+      const initStartTime = await processStartTime(initPid);
+      if (initStartTime === null) throw new Error(`the sandbox init exited at once; see ${join(dir, 'init.log')}`);
+      const record: InstanceRecord = {
+        id,
+        kind: params.kind,
+        ownerId: params.ownerId,
+        environmentId: params.environmentId,
+        imageId: image.id,
+        layers: image.layers,
+        hostDirs: image.hostDirs,
+        imageConfig: image.config,
+        config,
+        initPid,
+        initStartTime,
+        createdAt: new Date().toISOString(),
+      };
+      await writeJsonAtomic(join(dir, 'instance.json'), record);
+      return record;
+    } catch (error) {
+      await this.teardown(id);
+      throw error;
+    }
+  }
+
+  spawnSpec(
+    record: InstanceRecord,
+    options: {
+      command: string[];
+      cwd?: string | undefined;
+      env?: Record<string, string> | undefined;
+      procsFiles: string[];
+      newSession: boolean;
+    },
+  ): SandboxSpawnSpec {
+    return {
+      rootfs: join(this.dir(record.id), 'rootfs'),
+      network: record.config.network,
+      seccompPath: this.seccompPath,
+      procsFiles: options.procsFiles,
+      env: { HOME: '/root', HOSTNAME: 'sandbox', ...record.imageConfig.env, ...record.config.env, ...options.env },
+      cwd: options.cwd ?? record.config.workdir,
+      initPid: record.initPid,
+      command: options.command,
+      newSession: options.newSession,
+    };
+  }
+
+  /** Kills every process of the instance and waits until they are gone. */
+  async stopProcesses(record: Pick<InstanceRecord, 'id' | 'initPid' | 'initStartTime'>): Promise<void> {
+    if ((await processStartTime(record.initPid)) === record.initStartTime) killQuietly(record.initPid);
+    await this.cgroups.kill(record.id, null);
+    for (let i = 0; i < 200 && (await processStartTime(record.initPid)) === record.initStartTime; i++) await sleep(5);
+  }
+
+  async unmountAll(id: string): Promise<void> {
+    for (const point of await mountsUnder(this.dir(id))) await unmount(point);
+  }
+
+  /** Removes processes, cgroups, mounts and files of an instance; fine for half-created or unknown ones. */
+  async teardown(id: string): Promise<void> {
+    const record = await this.load(id);
+    if (record) await this.stopProcesses(record);
+    await this.cgroups.removeSandbox(id);
+    await this.unmountAll(id);
+    if ((await mountsUnder(this.dir(id))).length === 0) await removeTree(this.dir(id));
+  }
+
+  async ids(): Promise<string[]> {
+    return (await readdir(this.layout.instances).catch(() => [])).filter((name) => ID_PATTERN.test(name));
+  }
+
+  async listLive(): Promise<InstanceRecord[]> {
+    const records = await Promise.all((await this.ids()).map((id) => this.live(id)));
+    return records.filter((r): r is InstanceRecord => r !== null);
+  }
+
+  /** After a crash: tears down instances whose init is gone or whose record was never written. */
+  async recover(): Promise<{ removed: string[]; live: InstanceRecord[] }> {
+    const removed: string[] = [];
+    const live: InstanceRecord[] = [];
+    for (const name of await readdir(this.layout.instances).catch(() => [])) {
+      const record = await this.load(name);
+      if (record && (await this.isAlive(record))) live.push(record);
+      else {
+        await this.teardown(name);
+        await removeTree(this.dir(name)).catch(() => undefined);
+        removed.push(name);
+      }
+    }
+    const liveIds = new Set(live.map((r) => r.id));
+    for (const group of await this.cgroups.listSandboxes()) {
+      if (!liveIds.has(group)) await this.cgroups.removeSandbox(group);
+    }
+    return { removed, live };
+  }
+}
+
+/** mkdir -p inside a rootfs without following the rootfs's own symlinks onto the host. */
+async function ensureDirInside(rootfs: string, path: string): Promise<void> {
+  let current = rootfs;
+  for (const part of path.split('/').filter(Boolean)) {
+    current = join(current, part);
+    const stat = await lstat(current).catch(() => null);
+    if (!stat) await mkdir(current, { mode: 0o755 });
+    else if (!stat.isDirectory()) return;
+  }
+}

@@ -1,0 +1,81 @@
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+
+export interface RunResult {
+  code: number;
+  stdout: Buffer;
+  stderr: string;
+}
+
+export interface RunOptions {
+  cwd?: string | undefined;
+  input?: string | Buffer | undefined;
+  env?: NodeJS.ProcessEnv | undefined;
+  /** Line-by-line stderr/stdout listener, for progress. */
+  onLine?: ((line: string) => void) | undefined;
+}
+
+/** Runs a host command to completion; never throws on a non-zero exit (callers decide). */
+export function run(command: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    let err = '';
+    let pending = '';
+    const feed = (text: string) => {
+      if (!options.onLine) return;
+      pending += text;
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) options.onLine(line);
+    };
+    child.stdout.on('data', (chunk: Buffer) => {
+      out.push(chunk);
+      feed(chunk.toString('utf8'));
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString('utf8');
+      feed(chunk.toString('utf8'));
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), stdout: Buffer.concat(out), stderr: err }));
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** Runs a host command and throws with its stderr when it fails. */
+export async function runOk(command: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
+  const result = await run(command, args, options);
+  if (result.code !== 0) throw new Error(`${command} ${args.join(' ')} exited ${result.code}: ${result.stderr.trim().slice(-2000)}`);
+  return result;
+}
+
+/** Quotes a string for a POSIX shell. */
+export function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The kernel's start time of a process (clock ticks since boot), or null when it is gone. */
+export async function processStartTime(pid: number): Promise<number | null> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // The command name may contain spaces and parentheses; fields resume after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const state = fields[0];
+    if (state === 'Z' || state === 'X') return null;
+    return Number(fields[19]);
+  } catch {
+    return null;
+  }
+}
+
+export function killQuietly(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

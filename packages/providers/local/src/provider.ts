@@ -1,0 +1,517 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import type {
+  Availability,
+  CaptureRequest,
+  CreateSandboxRequest,
+  ExecRequest,
+  ExecResult,
+  FileChange,
+  InstanceInfo,
+  ManagedInstance,
+  ProviderCapabilities,
+  ProviderContext,
+  PtyOptions,
+  PtyStream,
+  SandboxProvider,
+  SetupLease,
+  StartSetupRequest,
+  TemplateRef,
+  WriteFileOptions,
+} from '@sandcast/provider-sdk';
+import { captureSetup } from './capture.ts';
+import { type Cgroups, detectCgroups } from './cgroups.ts';
+import { listUpperChanges } from './changes.ts';
+import { LOCAL_RUNTIME_KNOBS, type LocalConfig, localConfigSchema } from './config.ts';
+import { localError, PROVIDER_ID } from './errors.ts';
+import { removeTree } from './fs-util.ts';
+import { exportImageArchive } from './image-export.ts';
+import { type BuildBaseOptions, buildDebianBase, importImage } from './image-import.ts';
+import { ImageStore } from './image-store.ts';
+import type { ImageRecord, LocalImage, ProgressListener } from './image-types.ts';
+import { type InstanceRecord, Instances } from './instances.ts';
+import { dockerLayerTar, spoolWithDigest } from './layer-tar.ts';
+import { ensureLayout, type Layout, layoutOf, newId } from './layout.ts';
+import { mountsUnder, unmount } from './overlay.ts';
+import { processStartTime, run, shellQuote } from './proc.ts';
+import { ptyStream } from './pty.ts';
+import { sandboxCommandLine, spawnInSandbox } from './runtime.ts';
+import { awaitProcess, type RawExecResult } from './sandbox-io.ts';
+import { compileSeccompFilter } from './seccomp.ts';
+
+export interface LocalProviderOptions extends ProviderContext {
+  /** Layers an image may have before a capture squashes everything above its base. Default 16. */
+  maxLayers?: number | undefined;
+}
+
+/** The local image store (`provider.images`). */
+export interface LocalImageStoreApi {
+  list(): Promise<LocalImage[]>;
+  get(idOrName: string): Promise<LocalImage | null>;
+  /** Imports a rootfs tarball or a `docker save` archive as a one-layer image. */
+  importRootfs(tarPath: string, name: string, onProgress?: ProgressListener): Promise<LocalImage>;
+  /** `debootstrap --variant=minbase` of this machine's Debian release (or `options.release`). */
+  buildBase(distro: 'debian', options?: BuildBaseOptions, onProgress?: ProgressListener): Promise<LocalImage>;
+  /** The image as an archive `docker load` accepts. */
+  exportImage(idOrName: string): Promise<Readable>;
+  /** Removes the image and the layers nothing else references; `in_use` while a sandbox runs from it. */
+  remove(idOrName: string): Promise<void>;
+  /** Resolves when every layer digest of the image is known (captures compute theirs in the background). */
+  waitForDigests(idOrName: string): Promise<LocalImage>;
+}
+
+export interface LocalProvider extends SandboxProvider {
+  readonly images: LocalImageStoreApi;
+}
+
+const CAPABILITIES: ProviderCapabilities = {
+  pty: true,
+  interactiveSetup: true,
+  interactiveSetupConnectionTypes: ['pty'],
+  templateCapture: true,
+  templateRefKind: 'image',
+  templateDelete: true,
+  changeTracking: true,
+  duplexCommandStream: false,
+  checkpoint: false,
+};
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+async function commandExists(name: string): Promise<boolean> {
+  return (await run('sh', ['-c', `command -v ${name}`])).code === 0;
+}
+
+/** The `local` provider: bubblewrap sandboxes over overlayfs image layers (ARCHITECTURE §5). */
+export function createLocalProvider(options: LocalProviderOptions): LocalProvider {
+  const layout: Layout = layoutOf(options.dataDir);
+  const maxLayers = Math.max(2, options.maxLayers ?? 16);
+  const store = new ImageStore(layout);
+  // Per data dir, so two installations on one host never reap each other's groups.
+  const cgroupName = `sandcast-local-${createHash('sha256').update(layout.root).digest('hex').slice(0, 12)}`;
+  const cgroups: Cgroups | null = detectCgroups(cgroupName);
+  const instances = cgroups ? new Instances(layout, cgroups, layout.seccomp) : null;
+  const digests = new Map<string, { stop: () => void; done: Promise<void> }>();
+  let availability: Promise<Availability> | null = null;
+  let ready: Promise<void> | null = null;
+
+  const checkAvailability = async (): Promise<Availability> => {
+    if (process.platform !== 'linux') return { available: false, reason: 'the local provider needs Linux (namespaces and overlayfs)' };
+    if (process.getuid?.() !== 0)
+      return { available: false, reason: 'the local provider needs root to mount overlays and create namespaces; run the server as root' };
+    if (!(await commandExists('bwrap')))
+      return { available: false, reason: 'bubblewrap is not installed; install the Debian package with `apt-get install bubblewrap`' };
+    if (!(await commandExists('nsenter')))
+      return { available: false, reason: 'nsenter is missing; install the Debian package with `apt-get install util-linux`' };
+    const filesystems = await readFile('/proc/filesystems', 'utf8').catch(() => '');
+    if (!/\toverlay\n/.test(filesystems)) {
+      const loaded = await run('modprobe', ['overlay']);
+      if (loaded.code !== 0) return { available: false, reason: 'the kernel has no overlayfs; load it with `modprobe overlay`' };
+    }
+    if (!cgroups)
+      return {
+        available: false,
+        reason: 'no usable cgroups: mount cgroup v2 at /sys/fs/cgroup, or the v1 memory, pids, cpu and freezer controllers',
+      };
+    if (!compileSeccompFilter())
+      return { available: false, reason: `no seccomp profile for the ${process.arch} architecture; use x64 or arm64` };
+    return { available: true };
+  };
+
+  const getAvailability = (): Promise<Availability> => {
+    if (!availability) availability = checkAvailability();
+    return availability;
+  };
+
+  const init = async (): Promise<void> => {
+    const available = await getAvailability();
+    if (!available.available) throw localError('unavailable', available.reason);
+    await ensureLayout(layout);
+    const holder = Number((await readFile(layout.lock, 'utf8').catch(() => '')).trim());
+    if (holder && holder !== process.pid && (await processStartTime(holder)) !== null) {
+      throw localError(
+        'unavailable',
+        `another process (pid ${holder}) uses ${layout.root}; stop it or give this server its own data directory`,
+      );
+    }
+    await writeFile(layout.lock, `${process.pid}\n`);
+    await writeFile(layout.seccomp, compileSeccompFilter()!);
+    const { live } = await instances!.recover();
+    for (const point of await mountsUnder(layout.tmp)) await unmount(point);
+    for (const name of await readdir(layout.tmp).catch(() => [])) await removeTree(join(layout.tmp, name));
+    await store.collectLayers(live.flatMap((r) => r.layers));
+    for (const record of await store.listRecords()) for (const id of record.layers) void scheduleDigest(id);
+  };
+
+  const ensureReady = async (): Promise<Instances> => {
+    ready ??= init().catch((error: unknown) => {
+      ready = null;
+      throw error;
+    });
+    await ready;
+    return instances!;
+  };
+
+  const scheduleDigest = async (layerId: string): Promise<void> => {
+    const layer = await store.readLayer(layerId);
+    if (!layer || layer.digest || digests.has(layerId)) return;
+    const stream = dockerLayerTar(store.layerDir(layerId));
+    const done = spoolWithDigest(stream, null)
+      .then(async ({ digest }) => {
+        const current = await store.readLayer(layerId);
+        if (current && existsSync(store.layerDir(layerId))) await store.updateLayer({ ...current, digest });
+      })
+      .catch(() => undefined)
+      .finally(() => digests.delete(layerId));
+    digests.set(layerId, { stop: () => stream.destroy(), done });
+  };
+
+  const parseConfig = (config: unknown): LocalConfig => {
+    const parsed = localConfigSchema.safeParse(config);
+    if (!parsed.success) throw localError('invalid_config', `the local provider config is invalid: ${parsed.error.message}`);
+    return parsed.data;
+  };
+
+  const imageFor = async (config: LocalConfig, template: TemplateRef | null | undefined): Promise<ImageRecord> => {
+    if (template) {
+      const image = await store.readImage(template.ref);
+      if (!image)
+        throw localError('not_found', `the custom image ${template.ref} no longer exists; capture a new one or boot from the base`);
+      return image;
+    }
+    const image = await store.resolve(config.image);
+    if (!image)
+      throw localError('invalid_config', `no local image named "${config.image}"; import one with \`sandcast image import\` or use "host"`);
+    return image;
+  };
+
+  const start = async (
+    kind: InstanceRecord['kind'],
+    params: { ownerId: string; environmentId: string; config: unknown; template: TemplateRef | null | undefined },
+  ) => {
+    const sandboxes = await ensureReady();
+    const config = parseConfig(params.config);
+    const image = await imageFor(config, params.template);
+    try {
+      return await sandboxes.start({
+        id: newId(kind === 'setup' ? 'stp-' : 'sbx-'),
+        kind,
+        ownerId: params.ownerId,
+        environmentId: params.environmentId,
+        image,
+        config,
+        layersDir: layout.layers,
+      });
+    } catch (error) {
+      throw localError('backend', `starting the sandbox failed: ${error instanceof Error ? error.message : String(error)}`, error);
+    }
+  };
+
+  const liveRecord = async (instanceId: string): Promise<InstanceRecord> => {
+    const record = await (await ensureReady()).live(instanceId);
+    if (!record) throw localError('not_found', `sandbox ${instanceId} does not exist or has stopped; create a new one`);
+    return record;
+  };
+
+  const inspect = async (instanceId: string): Promise<InstanceInfo> => {
+    const record = await (await ensureReady()).load(instanceId);
+    if (!record) return { status: 'missing' };
+    if (await instances!.isAlive(record)) return { status: 'running' };
+    return { status: 'missing', detail: 'the sandbox init is gone (killed or the machine restarted)' };
+  };
+
+  /** Runs a command in its own child cgroup and removes the group (when empty) afterwards. */
+  const runIn = async (
+    record: InstanceRecord,
+    request: {
+      command: string[];
+      cwd?: string | undefined;
+      env?: Record<string, string> | undefined;
+      stdin?: string | Buffer | undefined;
+      timeoutMs?: number | undefined;
+    },
+  ): Promise<RawExecResult> => {
+    if (request.command.length === 0) throw localError('invalid_config', 'exec needs a command');
+    const group = `x${newId()}`;
+    const procsFiles = await cgroups!.createChild(record.id, group);
+    try {
+      const child = spawnInSandbox(instances!.spawnSpec(record, { ...request, procsFiles, newSession: true }));
+      return await awaitProcess(child, {
+        stdin: request.stdin,
+        timeoutMs: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        killTree: () => cgroups!.kill(record.id, group),
+      });
+    } finally {
+      await cgroups!.removeChild(record.id, group);
+    }
+  };
+
+  const streamFrom = async (
+    record: InstanceRecord,
+    command: string[],
+    stdin: Readable | null,
+  ): Promise<{ stdout: Readable; exit: Promise<RawExecResult> }> => {
+    const group = `x${newId()}`;
+    const procsFiles = await cgroups!.createChild(record.id, group);
+    const child = spawnInSandbox(instances!.spawnSpec(record, { command, procsFiles, newSession: true }));
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    const exit = new Promise<RawExecResult>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (code) => {
+        void cgroups!.removeChild(record.id, group);
+        resolve({ exitCode: code ?? 137, stdout: Buffer.alloc(0), stderr: Buffer.from(stderr), timedOut: false });
+      });
+    });
+    if (stdin) stdin.pipe(child.stdin!);
+    else child.stdin?.end();
+    child.stdin?.on('error', () => undefined);
+    return { stdout: child.stdout!, exit };
+  };
+
+  const removeImage = async (idOrName: string, missingOk: boolean): Promise<void> => {
+    const sandboxes = await ensureReady();
+    const image = await store.resolve(idOrName);
+    if (!image) {
+      if (missingOk) return;
+      throw localError('not_found', `no local image "${idOrName}"`);
+    }
+    const live = await sandboxes.listLive();
+    const users = live.filter((r) => r.imageId === image.id);
+    if (users.length > 0) {
+      throw localError(
+        'in_use',
+        `image ${image.name} is used by ${users.length} running sandbox(es) (${users.map((u) => u.id).join(', ')}); destroy them first`,
+      );
+    }
+    await store.deleteImageRecord(image.id);
+    const removed = await store.collectLayers(live.flatMap((r) => r.layers));
+    for (const id of removed) digests.get(id)?.stop();
+  };
+
+  const images: LocalImageStoreApi = {
+    list: async () => {
+      await ensureReady();
+      await store.ensureBuiltin();
+      return Promise.all((await store.listRecords()).map((r) => store.toLocalImage(r)));
+    },
+    get: async (idOrName) => {
+      await ensureReady();
+      const record = await store.resolve(idOrName);
+      return record ? store.toLocalImage(record) : null;
+    },
+    importRootfs: async (tarPath, name, onProgress) => {
+      await ensureReady();
+      return importImage(store, { tarPath, name, onProgress });
+    },
+    buildBase: async (distro, buildOptions, onProgress) => {
+      await ensureReady();
+      if (distro !== 'debian') throw localError('unsupported', `only debian bases can be built; import other systems as a rootfs tarball`);
+      return buildDebianBase(store, buildOptions ?? {}, onProgress);
+    },
+    exportImage: async (idOrName) => {
+      await ensureReady();
+      const record = await store.resolve(idOrName);
+      if (!record) throw localError('not_found', `no local image "${idOrName}"`);
+      return exportImageArchive(store, record, layout.tmp);
+    },
+    remove: (idOrName) => removeImage(idOrName, false),
+    waitForDigests: async (idOrName) => {
+      await ensureReady();
+      const record = await store.resolve(idOrName);
+      if (!record) throw localError('not_found', `no local image "${idOrName}"`);
+      for (const id of record.layers) await scheduleDigest(id);
+      await Promise.all(record.layers.map((id) => digests.get(id)?.done));
+      return store.toLocalImage(record);
+    },
+  };
+
+  const provider: LocalProvider = {
+    id: PROVIDER_ID,
+    displayName: 'Local (namespaces)',
+    configSchema: localConfigSchema,
+    capabilities: CAPABILITIES,
+    runtimeKnobs: LOCAL_RUNTIME_KNOBS,
+    images,
+
+    availability: () => getAvailability(),
+
+    async create(request: CreateSandboxRequest) {
+      const record = await start('sandbox', {
+        ownerId: request.sandboxId,
+        environmentId: request.environmentId,
+        config: request.config,
+        template: request.template,
+      });
+      return { instanceId: record.id };
+    },
+
+    inspect,
+
+    async exec(instanceId: string, request: ExecRequest): Promise<ExecResult> {
+      const record = await liveRecord(instanceId);
+      const result = await runIn(record, request);
+      return {
+        exitCode: result.exitCode,
+        stdout: result.stdout.toString('utf8'),
+        stderr: result.stderr.toString('utf8'),
+        timedOut: result.timedOut,
+      };
+    },
+
+    async openPty(instanceId: string, ptyOptions: PtyOptions): Promise<PtyStream> {
+      const record = await liveRecord(instanceId);
+      const group = `x${newId()}`;
+      const procsFiles = await cgroups!.createChild(record.id, group);
+      const command = ptyOptions.command ?? ['/bin/sh', '-c', 'if [ -x /bin/bash ]; then exec /bin/bash -l; else exec /bin/sh -l; fi'];
+      const env = { TERM: 'xterm-256color', ...ptyOptions.env };
+      // The outer terminal's session lives outside the sandbox's pid namespace, where a shell cannot
+      // hand the terminal back on exit; script(1) gives the command a terminal of its own inside.
+      const quoted = command.map(shellQuote).join(' ');
+      const wrapped = [
+        '/bin/sh',
+        '-c',
+        'if command -v script >/dev/null 2>&1; then exec script -qec "$1" /dev/null; else exec /bin/sh -c "$1"; fi',
+        'sh',
+        quoted,
+      ];
+      const line = sandboxCommandLine(instances!.spawnSpec(record, { command: wrapped, env, procsFiles, newSession: false }));
+      return ptyStream({
+        file: line.file,
+        args: line.args,
+        env: line.env,
+        cols: ptyOptions.cols,
+        rows: ptyOptions.rows,
+        onClose: () => void cgroups!.kill(record.id, group).then(() => cgroups!.removeChild(record.id, group)),
+      });
+    },
+
+    async readFile(instanceId: string, path: string): Promise<Buffer> {
+      const record = await liveRecord(instanceId);
+      const result = await runIn(record, { command: ['/bin/sh', '-c', '[ -f "$1" ] || exit 44; exec cat -- "$1"', 'sh', path] });
+      if (result.exitCode === 44) throw localError('not_found', `no file at ${path} in sandbox ${instanceId}`);
+      if (result.exitCode !== 0) throw localError('backend', `reading ${path} failed: ${result.stderr.toString('utf8').trim()}`);
+      return result.stdout;
+    },
+
+    async writeFile(instanceId: string, path: string, data: Buffer, writeOptions?: WriteFileOptions): Promise<void> {
+      const record = await liveRecord(instanceId);
+      const mode = (writeOptions?.mode ?? 0o644).toString(8);
+      const script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && chmod "$2" "$1"';
+      const result = await runIn(record, { command: ['/bin/sh', '-c', script, 'sh', path, mode], stdin: data });
+      if (result.exitCode !== 0) throw localError('backend', `writing ${path} failed: ${result.stderr.toString('utf8').trim()}`);
+    },
+
+    async exportWorkspace(instanceId: string, path?: string): Promise<Readable> {
+      const record = await liveRecord(instanceId);
+      const dir = path ?? record.config.workdir;
+      const check = await runIn(record, { command: ['/bin/sh', '-c', '[ -d "$1" ]', 'sh', dir] });
+      if (check.exitCode !== 0) throw localError('not_found', `no directory ${dir} in sandbox ${instanceId}`);
+      const { stdout, exit } = await streamFrom(record, ['tar', '-C', dir, '-cf', '-', '.'], null);
+      void exit.then((result) => {
+        if (result.exitCode !== 0)
+          stdout.destroy(localError('backend', `tar in the sandbox failed: ${result.stderr.toString('utf8').trim()}`));
+      });
+      return stdout;
+    },
+
+    async importWorkspace(instanceId: string, tar: Readable, path?: string): Promise<void> {
+      const record = await liveRecord(instanceId);
+      const dir = path ?? record.config.workdir;
+      const { stdout, exit } = await streamFrom(record, ['/bin/sh', '-c', 'mkdir -p -- "$1" && exec tar -C "$1" -xf -', 'sh', dir], tar);
+      stdout.resume();
+      const result = await exit;
+      if (result.exitCode !== 0) throw localError('backend', `unpacking into ${dir} failed: ${result.stderr.toString('utf8').trim()}`);
+    },
+
+    async destroy(instanceId: string): Promise<void> {
+      const sandboxes = await ensureReady();
+      if (!/^(sbx|stp)-[0-9a-f]{16}$/.test(instanceId)) return;
+      await sandboxes.teardown(instanceId);
+    },
+
+    async listInstances(): Promise<ManagedInstance[]> {
+      const sandboxes = await ensureReady();
+      const records = await Promise.all((await sandboxes.ids()).map((id) => sandboxes.load(id)));
+      return records
+        .filter((r): r is InstanceRecord => r !== null)
+        .map((r) => ({ instanceId: r.id, ownerId: r.ownerId, ownerKind: r.kind }));
+    },
+
+    async startInteractiveSetup(request: StartSetupRequest): Promise<SetupLease> {
+      const record = await start('setup', {
+        ownerId: request.setupSessionId,
+        environmentId: request.environmentId,
+        config: request.config,
+        template: request.source,
+      });
+      return { leaseId: record.id, connection: { type: 'pty' } };
+    },
+
+    getInteractiveSetup: inspect,
+
+    async captureTemplate(request: CaptureRequest): Promise<TemplateRef> {
+      const record = await liveRecord(request.leaseId);
+      if (record.kind !== 'setup') throw localError('not_found', `${request.leaseId} is not a setup sandbox`);
+      let captured: Awaited<ReturnType<typeof captureSetup>>;
+      try {
+        captured = await captureSetup({ store, instances: instances!, record, maxLayers, onProgress: request.onProgress });
+      } catch (error) {
+        throw localError(
+          'capture_failed',
+          `capturing setup ${request.leaseId} failed: ${error instanceof Error ? error.message : String(error)}`,
+          error,
+        );
+      } finally {
+        await instances!.teardown(record.id);
+      }
+      void scheduleDigest(captured.layer.id);
+      const local = await store.toLocalImage(captured.image);
+      return {
+        kind: 'image',
+        ref: captured.image.id,
+        sizeBytes: local.sizeBytes,
+        metadata: {
+          imageId: captured.image.id,
+          imageName: captured.image.name,
+          layerId: captured.layer.id,
+          layerCount: captured.image.layers.length,
+          digestPending: true,
+        },
+      };
+    },
+
+    async cancelInteractiveSetup(leaseId: string): Promise<void> {
+      await provider.destroy(leaseId);
+    },
+
+    async deleteTemplate(template: TemplateRef): Promise<void> {
+      await removeImage(template.ref, true);
+    },
+
+    async listChanges(leaseId: string): Promise<FileChange[]> {
+      const sandboxes = await ensureReady();
+      const record = await sandboxes.load(leaseId);
+      if (!record) throw localError('not_found', `setup ${leaseId} does not exist`);
+      const top = [...record.layers].reverse().map((id) => store.layerDir(id));
+      return listUpperChanges({
+        uppers: sandboxes.upperDirs(record),
+        lowersFor: (sandboxPath) => (sandboxPath === '/' ? top : [...top.map((dir) => join(dir, sandboxPath)), sandboxPath]),
+      });
+    },
+
+    async close(): Promise<void> {
+      for (const { stop } of digests.values()) stop();
+      await Promise.all([...digests.values()].map((d) => d.done));
+      const holder = (await readFile(layout.lock, 'utf8').catch(() => '')).trim();
+      if (holder === String(process.pid)) await writeFile(layout.lock, '');
+      await cgroups?.removeRootIfEmpty();
+    },
+  };
+  return provider;
+}

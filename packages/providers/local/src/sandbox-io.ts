@@ -1,0 +1,59 @@
+import type { ChildProcess } from 'node:child_process';
+import { constants } from 'node:os';
+import type { Readable } from 'node:stream';
+
+/** Cap on captured exec output per stream; more is dropped and noted. */
+const OUTPUT_LIMIT = 64 * 1024 * 1024;
+
+export interface RawExecResult {
+  exitCode: number;
+  stdout: Buffer;
+  stderr: Buffer;
+  timedOut: boolean;
+}
+
+function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
+  if (code !== null) return code;
+  const number = signal ? (constants.signals as Record<string, number>)[signal] : undefined;
+  return 128 + (number ?? 9);
+}
+
+function collect(stream: Readable | null): () => Buffer {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  stream?.on('data', (chunk: Buffer) => {
+    if (size >= OUTPUT_LIMIT) return;
+    chunks.push(chunk);
+    size += chunk.length;
+  });
+  return () => Buffer.concat(chunks);
+}
+
+/**
+ * Waits for a sandbox process, feeding stdin and collecting output. On timeout `killTree` kills
+ * the process's whole cgroup (every descendant, wherever it was reparented).
+ */
+export function awaitProcess(
+  child: ChildProcess,
+  options: { stdin?: string | Buffer | undefined; timeoutMs: number; killTree: () => Promise<void> },
+): Promise<RawExecResult> {
+  const stdout = collect(child.stdout);
+  const stderr = collect(child.stderr);
+  return new Promise((resolve, reject) => {
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      void options.killTree();
+    }, options.timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ exitCode: timedOut ? 137 : exitCodeOf(code, signal), stdout: stdout(), stderr: stderr(), timedOut });
+    });
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(options.stdin ?? '');
+  });
+}
