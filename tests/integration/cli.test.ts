@@ -1,0 +1,104 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { testDatabases } from '@sandcast/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './support/harness.ts';
+
+const pglite = testDatabases().find((d) => d.kind === 'pglite')!;
+const CLI = fileURLToPath(new URL('../../apps/cli/bin/sandcast.mjs', import.meta.url));
+
+function sandcast(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('sandcast CLI against a running server', () => {
+  let t: TestServer;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    t = await startTestServer({ database: pglite });
+    env = { SANDCAST_URL: t.url };
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('turns environments on, creates, updates and lists an environment', async () => {
+    const set = await sandcast(['settings', 'set', 'experimental.enableEnvironments', 'true'], env);
+    expect(set).toMatchObject({ code: 0, stdout: expect.stringContaining('experimental.enableEnvironments = true') });
+
+    const created = await sandcast(['env', 'create', 'cli-env', '--provider', 'fake', '--set', 'cpu=2', '--set', 'apiToken=sekret'], env);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toContain('created environment cli-env');
+    expect(created.stdout).not.toContain('sekret');
+
+    const updated = await sandcast(['env', 'update', 'cli-env', '--set', 'cpu=4'], env);
+    expect(updated.stdout).toContain('revision 1 → 2');
+    // --set round-trips the secret placeholder: the stored secret is kept.
+    const id = (await t.client.environments.resolve('cli-env')).id;
+    expect((await t.server.services.environments.getOpen(id)).config.apiToken).toBe('sekret');
+
+    const revisions = await sandcast(['--json', 'env', 'revisions', 'cli-env'], env);
+    expect(JSON.parse(revisions.stdout).map((r: { number: number }) => r.number)).toEqual([2, 1]);
+
+    const list = await sandcast(['env', 'list'], env);
+    expect(list.stdout).toMatch(/cli-env\s+fake\s+2/);
+  });
+
+  it('prints the server error and exits 1 when the server refuses', async () => {
+    const result = await sandcast(['env', 'create', 'Not Valid', '--provider', 'fake'], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('validation_failed');
+    expect(result.stderr).toContain('name:');
+  });
+
+  it('exits 2 for a usage mistake and 3 when the server is unreachable', async () => {
+    expect((await sandcast(['env', 'create', 'x'], env)).code).toBe(2);
+    const unreachable = await sandcast(['targets'], { SANDCAST_URL: 'http://127.0.0.1:9' });
+    expect(unreachable.code).toBe(3);
+    expect(unreachable.stderr).toContain('cannot reach Sandcast');
+  });
+
+  it('lists targets and manages keys', async () => {
+    const targets = await sandcast(['targets'], env);
+    expect(targets.stdout).toMatch(/fake\s+Fake \(tests\)\s+yes/);
+    const created = await sandcast(['--json', 'keys', 'create', 'robot', '--role', 'agent'], env);
+    const { key, secret } = JSON.parse(created.stdout);
+    expect(secret).toMatch(/^sc_/);
+    const revoked = await sandcast(['keys', 'revoke', key.id], env);
+    expect(revoked.stdout).toContain(`revoked ${key.id}`);
+  });
+
+  it('start runs the server on the configured port and stops on SIGTERM', async () => {
+    const { spawn } = await import('node:child_process');
+    const { mkdtemp } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-cli-start-'));
+    const port = String(20_000 + Math.floor(Math.random() * 20_000));
+    const child = spawn(process.execPath, [CLI, 'start'], {
+      env: { ...process.env, SANDCAST_PORT: port, SANDCAST_DATA_DIR: dataDir, SANDCAST_LOG_LEVEL: 'warn' },
+      stdio: 'ignore',
+    });
+    try {
+      let health: unknown;
+      for (let i = 0; i < 100 && !health; i++) {
+        health = await fetch(`http://127.0.0.1:${port}/api/health`)
+          .then((r) => r.json())
+          .catch(() => undefined);
+        if (!health) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(health).toMatchObject({ ok: true, database: 'pglite' });
+      const exited = new Promise<number | null>((r) => child.on('exit', r));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect((await readFile(path.join(dataDir, 'secret.key'), 'utf8')).length).toBeGreaterThan(40);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
