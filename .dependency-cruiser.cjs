@@ -14,9 +14,13 @@ module.exports = {
     {
       name: 'core-is-pure',
       severity: 'error',
-      comment: 'packages/core is the pure domain: no I/O, no node:* modules, no other Sandcast package. Do the I/O in db or apps/server and pass values in.',
+      comment:
+        'packages/core is the pure domain: no I/O, no node:* modules, no other Sandcast package. Do the I/O in db or apps/server and pass values in.',
       from: { path: '^packages/core/' },
-      to: { path: ['^packages/(?!core/)', '^apps/', '^node:', '^(fs|path|child_process|net|http|os|crypto)$'], dependencyTypesNot: ['type-only'] },
+      to: {
+        path: ['^packages/(?!core/)', '^apps/', '^node:', '^(fs|path|child_process|net|http|os|crypto)$'],
+        dependencyTypesNot: ['type-only'],
+      },
     },
     {
       name: 'core-no-node-builtins',
@@ -42,7 +46,8 @@ module.exports = {
     {
       name: 'providers-import-sdk-only',
       severity: 'error',
-      comment: 'A provider may import only @sandcast/provider-sdk and its own vendor SDK. Share code through provider-sdk, not through another provider or the server.',
+      comment:
+        'A provider may import only @sandcast/provider-sdk and its own vendor SDK. Share code through provider-sdk, not through another provider or the server.',
       from: { path: '^packages/providers/([^/]+)/' },
       to: { path: ['^packages/(?!provider-sdk/|providers/$1/)', '^apps/'] },
     },
@@ -63,14 +68,16 @@ module.exports = {
     {
       name: 'apps-cli-web-use-client-and-contracts',
       severity: 'error',
-      comment: 'apps/cli and apps/web talk to Sandcast only through @sandcast/client and @sandcast/contracts. Add an API route instead of importing server, db, providers or core runtime code.',
+      comment:
+        'apps/cli and apps/web talk to Sandcast only through @sandcast/client and @sandcast/contracts. Add an API route instead of importing server, db, providers or core runtime code.',
       from: { path: '^apps/(cli|web)/' },
       to: { path: ['^packages/(?!client/|contracts/)', '^apps/(?!cli/|web/)'], dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'concrete-providers-only-in-registry',
       severity: 'error',
-      comment: 'apps/server may import a concrete provider only in its provider registry (apps/server/src/providers/). Everywhere else use the SandboxProvider interface from provider-sdk.',
+      comment:
+        'apps/server may import a concrete provider only in its provider registry (apps/server/src/providers/). Everywhere else use the SandboxProvider interface from provider-sdk.',
       from: { path: '^apps/server/src/', pathNot: ['^apps/server/src/providers/', '\\.test\\.ts$'] },
       to: { path: '^packages/providers/' },
     },
