@@ -129,6 +129,25 @@ describe('docker provider against a real engine', () => {
     expect(result.exitCode).toBe(0);
   });
 
+  test('a timeout shorter than the wrapper start-up still kills the tree; a missing cwd is a value on stderr', async () => {
+    const { instanceId } = await sandbox();
+    const secs = 5000 + Math.floor(Math.random() * 900);
+    const result = await provider.exec(instanceId, { command: ['sh', '-c', `sleep ${secs} & sleep ${secs}`], timeoutMs: 1 });
+    expect(result.timedOut).toBe(true);
+    const left = await provider.exec(instanceId, {
+      command: [
+        'sh',
+        '-c',
+        `for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f" 2>/dev/null; echo; done | grep -c "^sleep ${secs}" || true`,
+      ],
+    });
+    expect(left.stdout.trim()).toBe('0');
+    const missing = await provider.exec(instanceId, { command: ['pwd'], cwd: '/no/such/dir' });
+    expect(missing.exitCode).not.toBe(0);
+    expect(missing.stdout).toBe('');
+    expect(missing.stderr).toContain('/no/such/dir');
+  });
+
   test('a vanished container reads as missing and its operations say not_found', async () => {
     const { instanceId } = await sandbox();
     await docker.getContainer(instanceId).remove({ force: true });

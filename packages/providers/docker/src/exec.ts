@@ -8,6 +8,8 @@ import type { ContainerHandle } from './containers.ts';
 export const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
 /** How long a killed command gets to close its streams before we stop waiting. */
 const DRAIN_AFTER_KILL_MS = 3_000;
+/** How long a timeout waits for the wrapper's pid line when the command timed out very early. */
+const PID_WAIT_MS = 2_000;
 /** Output beyond this is dropped (and said so) rather than held in memory. */
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
@@ -195,6 +197,8 @@ export async function runExec(handle: ContainerHandle, request: ExecRequest): Pr
 
   if (outcome === 'timeout') {
     timedOut = true;
+    // A timeout shorter than the wrapper's start-up: give the pid line a moment to arrive.
+    for (let waited = 0; marker.pid === null && waited < PID_WAIT_MS; waited += 20) await new Promise((r) => setTimeout(r, 20));
     if (marker.pid !== null) await killProcessGroup(handle, marker.pid).catch(() => undefined);
     const drained = await Promise.race([
       ended.then(() => true),
@@ -213,11 +217,13 @@ export async function runExec(handle: ContainerHandle, request: ExecRequest): Pr
   } catch (error) {
     throw toProviderError(error, { action: 'read an exit code', engineUrl: handle.engineUrl });
   }
+  // The wrapper never ran (a missing cwd, say): the engine wrote its own error to stdout.
+  const runtimeFailed = marker.pid === null && !timedOut && exitCode !== 0;
   return {
     // A killed command reports 137 (128 + SIGKILL), as a shell would.
     exitCode: exitCode ?? (timedOut ? 137 : -1),
-    stdout: stdout.text(),
-    stderr: stderr.text(),
+    stdout: runtimeFailed ? '' : stdout.text(),
+    stderr: runtimeFailed ? stdout.text() + stderr.text() : stderr.text(),
     timedOut,
   };
 }
