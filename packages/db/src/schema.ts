@@ -1,5 +1,13 @@
+import type {
+  BootSource,
+  CustomImageKind,
+  CustomImageStatus,
+  SandboxDesiredStatus,
+  SandboxStatus,
+  SetupSessionStatus,
+} from '@sandcast/core';
 import { sql } from 'drizzle-orm';
-import { check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 // The tables as drizzle sees them. The SQL in ../migrations is the source of truth for the
 // database; these declarations must match it (the repository tests run against both).
@@ -71,5 +79,76 @@ export const activity = pgTable(
   (t) => [index('activity_created_at_idx').on(t.createdAt, t.id)],
 );
 
-export const schema = { instanceSettings, environments, environmentRevisions, apiKeys, activity };
+export const setupSessions = pgTable('environment_custom_image_setup_sessions', {
+  id: text('id').primaryKey(),
+  environmentId: text('environment_id')
+    .notNull()
+    .references(() => environments.id, { onDelete: 'cascade' }),
+  environmentRevisionId: text('environment_revision_id').notNull(),
+  provider: text('provider').notNull(),
+  status: text('status').$type<SetupSessionStatus>().notNull(),
+  sourceTemplateId: text('source_template_id'),
+  providerLeaseId: text('provider_lease_id'),
+  connectionSummary: jsonb('connection_summary').$type<Record<string, unknown>>().notNull(),
+  expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+  failureReason: text('failure_reason'),
+  createdByKeyId: text('created_by_key_id'),
+  createdAt: createdAt(),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+export const customImageTemplates = pgTable('environment_custom_image_templates', {
+  id: text('id').primaryKey(),
+  environmentId: text('environment_id')
+    .notNull()
+    .references(() => environments.id, { onDelete: 'cascade' }),
+  provider: text('provider').notNull(),
+  kind: text('kind').$type<CustomImageKind>().notNull(),
+  providerRef: text('provider_ref'),
+  digest: text('digest'),
+  sizeBytes: bigint('size_bytes', { mode: 'number' }),
+  status: text('status').$type<CustomImageStatus>().notNull(),
+  refreshedFromTemplateId: text('refreshed_from_template_id'),
+  setupSessionId: text('setup_session_id'),
+  capturedRevisionId: text('captured_revision_id').notNull(),
+  capturedFingerprint: text('captured_fingerprint').notNull(),
+  linkedRevisionId: text('linked_revision_id').notNull(),
+  linkedFingerprint: text('linked_fingerprint').notNull(),
+  linkedBootSource: jsonb('linked_boot_source').$type<BootSource>().notNull(),
+  metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
+  failureReason: text('failure_reason'),
+  capturedAt: timestamp('captured_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
+  supersededByTemplateId: text('superseded_by_template_id'),
+  createdAt: createdAt(),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+export const sandboxes = pgTable('sandboxes', {
+  id: text('id').primaryKey(),
+  environmentId: text('environment_id').references(() => environments.id, { onDelete: 'set null' }),
+  environmentRevisionId: text('environment_revision_id').notNull(),
+  imageId: text('image_id'),
+  provider: text('provider').notNull(),
+  providerInstanceId: text('provider_instance_id'),
+  desiredStatus: text('desired_status').$type<SandboxDesiredStatus>().notNull(),
+  status: text('status').$type<SandboxStatus>().notNull(),
+  failureReason: text('failure_reason'),
+  createdByRole: text('created_by_role').notNull(),
+  createdByKeyId: text('created_by_key_id'),
+  createdAt: createdAt(),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+export const schema = {
+  instanceSettings,
+  environments,
+  environmentRevisions,
+  apiKeys,
+  activity,
+  setupSessions,
+  customImageTemplates,
+  sandboxes,
+};
 export type Schema = typeof schema;

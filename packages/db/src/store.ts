@@ -2,13 +2,19 @@ import type { Database, DatabaseKind, Db } from './connect.ts';
 import { createActivityRepo } from './repos/activity.repo.ts';
 import { createApiKeysRepo } from './repos/api-keys.repo.ts';
 import { createEnvironmentsRepo } from './repos/environments.repo.ts';
+import { createSandboxesRepo } from './repos/sandboxes.repo.ts';
 import { createSettingsRepo } from './repos/settings.repo.ts';
+import { createSetupSessionsRepo } from './repos/setup-sessions.repo.ts';
+import { createTemplatesRepo } from './repos/templates.repo.ts';
 
 export interface Repositories {
   settings: ReturnType<typeof createSettingsRepo>;
   environments: ReturnType<typeof createEnvironmentsRepo>;
   apiKeys: ReturnType<typeof createApiKeysRepo>;
   activity: ReturnType<typeof createActivityRepo>;
+  setupSessions: ReturnType<typeof createSetupSessionsRepo>;
+  templates: ReturnType<typeof createTemplatesRepo>;
+  sandboxes: ReturnType<typeof createSandboxesRepo>;
 }
 
 export function createRepositories(db: Db): Repositories {
@@ -17,6 +23,9 @@ export function createRepositories(db: Db): Repositories {
     environments: createEnvironmentsRepo(db),
     apiKeys: createApiKeysRepo(db),
     activity: createActivityRepo(db),
+    setupSessions: createSetupSessionsRepo(db),
+    templates: createTemplatesRepo(db),
+    sandboxes: createSandboxesRepo(db),
   };
 }
 

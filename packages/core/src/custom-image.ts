@@ -1,0 +1,70 @@
+import type { CustomImageKind, CustomImageStatus } from './custom-image.machine.ts';
+import type { BootSource } from './fingerprint.ts';
+import type { SandboxDesiredStatus, SandboxStatus } from './sandbox.machine.ts';
+import type { SetupSessionStatus } from './setup-session.machine.ts';
+
+/** A captured custom image ("template") of one environment, with its provenance. */
+export interface CustomImageTemplate {
+  id: string;
+  environmentId: string;
+  provider: string;
+  kind: CustomImageKind;
+  /** The provider's stable reference; null only for a failed capture. */
+  providerRef: string | null;
+  digest: string | null;
+  sizeBytes: number | null;
+  status: CustomImageStatus;
+  /** The image the setup was seeded from (a Refresh); null when it started from the base. */
+  refreshedFromTemplateId: string | null;
+  setupSessionId: string | null;
+  /** The environment revision and boot-source fingerprint it was captured from. Never change. */
+  capturedRevisionId: string;
+  capturedFingerprint: string;
+  /** The revision it is currently linked to: runs use it while the config's fingerprint matches. */
+  linkedRevisionId: string;
+  linkedFingerprint: string;
+  linkedBootSource: BootSource;
+  metadata: Record<string, unknown>;
+  failureReason: string | null;
+  capturedAt: string;
+  lastUsedAt: string | null;
+  supersededByTemplateId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A time-limited setup sandbox an operator prepares an image in. */
+export interface SetupSession {
+  id: string;
+  environmentId: string;
+  environmentRevisionId: string;
+  provider: string;
+  status: SetupSessionStatus;
+  sourceTemplateId: string | null;
+  providerLeaseId: string | null;
+  /** How to connect, with every credential removed. The secret payload is never stored. */
+  connectionSummary: Record<string, unknown>;
+  expiresAt: string;
+  finishedAt: string | null;
+  failureReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The durable sandbox resource; its compute (provider instance) may come and go. */
+export interface Sandbox {
+  id: string;
+  environmentId: string | null;
+  environmentRevisionId: string;
+  /** The custom image it booted from; null for the base config. */
+  imageId: string | null;
+  provider: string;
+  providerInstanceId: string | null;
+  desiredStatus: SandboxDesiredStatus;
+  status: SandboxStatus;
+  failureReason: string | null;
+  createdByRole: string;
+  createdByKeyId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
