@@ -3,18 +3,35 @@ import {
   API_PATHS,
   ApiKeyListSchema,
   ApiKeySchema,
+  CancelSetupAnswerSchema,
   type CreateApiKeyBody,
   CreatedApiKeySchema,
   type CreateEnvironmentBody,
+  type CreateSandboxBody,
+  CustomImageOverviewSchema,
+  CustomImageTemplateListSchema,
+  DisableAnswerSchema,
   EnvironmentListSchema,
   EnvironmentRevisionListSchema,
   EnvironmentSchema,
   ErrorEnvelopeSchema,
+  type ExecBody,
+  ExecResultSchema,
+  FinishSetupAnswerSchema,
   fillPath,
   HealthResponseSchema,
   type InstanceSettingsPatchBody,
   InstanceSettingsSchema,
+  ProbeAnswerSchema,
+  RelinkAnswerSchema,
+  RollbackAnswerSchema,
+  SandboxListSchema,
+  SandboxSchema,
   SandboxTargetListSchema,
+  SetupChangesSchema,
+  SetupSessionAnswerSchema,
+  type StartSetupSessionBody,
+  UpdateEnvironmentAnswerSchema,
   type UpdateEnvironmentBody,
 } from '@sandcast/contracts';
 import { z } from 'zod';
@@ -109,6 +126,42 @@ export class SandcastClient {
       if (!found) throw new SandcastApiError({ status: 404, code: 'not_found', message: `no environment named or with id "${idOrName}"` });
       return found;
     },
+  };
+
+  /** Custom images of an environment and the setup sessions that make them. */
+  readonly customImages = {
+    overview: (environmentId: string) =>
+      this.request('GET', fillPath(API_PATHS.customImageOverview, { environmentId }), CustomImageOverviewSchema),
+    history: async (environmentId: string) =>
+      (await this.request('GET', fillPath(API_PATHS.customImageTemplates, { environmentId }), CustomImageTemplateListSchema)).templates,
+    startSetup: (environmentId: string, body: StartSetupSessionBody = {}) =>
+      this.request('POST', fillPath(API_PATHS.setupSessions, { environmentId }), SetupSessionAnswerSchema, { body }),
+    getSetup: (sessionId: string) => this.request('GET', fillPath(API_PATHS.setupSession, { sessionId }), SetupSessionAnswerSchema),
+    changes: (sessionId: string) => this.request('GET', fillPath(API_PATHS.setupSessionChanges, { sessionId }), SetupChangesSchema),
+    exec: (sessionId: string, body: ExecBody) =>
+      this.request('POST', fillPath(API_PATHS.setupSessionExec, { sessionId }), ExecResultSchema, { body }),
+    finish: (sessionId: string, body: { metadata?: Record<string, unknown> } = {}) =>
+      this.request('POST', fillPath(API_PATHS.setupSessionFinish, { sessionId }), FinishSetupAnswerSchema, { body }),
+    cancel: (sessionId: string, body: { reason?: string } = {}) =>
+      this.request('POST', fillPath(API_PATHS.setupSessionCancel, { sessionId }), CancelSetupAnswerSchema, { body }),
+    rollback: (environmentId: string) =>
+      this.request('POST', fillPath(API_PATHS.customImageRollback, { environmentId }), RollbackAnswerSchema, { body: {} }),
+    relink: (environmentId: string, body: { confirmBootSourceDrift?: boolean } = {}) =>
+      this.request('POST', fillPath(API_PATHS.customImageRelink, { environmentId }), RelinkAnswerSchema, { body }),
+    disable: (environmentId: string, options: { deleteProviderTemplate?: boolean } = {}) =>
+      this.request('DELETE', fillPath(API_PATHS.customImageOverview, { environmentId }), DisableAnswerSchema, {
+        query: { deleteProviderTemplate: options.deleteProviderTemplate ? 'true' : undefined },
+      }),
+    probe: (environmentId: string) =>
+      this.request('POST', fillPath(API_PATHS.environmentProbe, { environmentId }), ProbeAnswerSchema, { body: {} }),
+  };
+
+  readonly sandboxes = {
+    list: async () => (await this.request('GET', API_PATHS.sandboxes, SandboxListSchema)).sandboxes,
+    create: (body: CreateSandboxBody) => this.request('POST', API_PATHS.sandboxes, SandboxSchema, { body }),
+    get: (id: string) => this.request('GET', fillPath(API_PATHS.sandbox, { id }), SandboxSchema),
+    delete: (id: string) => this.request('DELETE', fillPath(API_PATHS.sandbox, { id }), SandboxSchema),
+    exec: (id: string, body: ExecBody) => this.request('POST', fillPath(API_PATHS.sandboxExec, { id }), ExecResultSchema, { body }),
   };
 
   async targets() {

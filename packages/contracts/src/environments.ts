@@ -54,3 +54,14 @@ export const EnvironmentRevisionSchema = EnvironmentRevisionRefSchema.extend({
 export type EnvironmentRevisionBody = z.infer<typeof EnvironmentRevisionSchema>;
 
 export const EnvironmentRevisionListSchema = z.object({ revisions: z.array(EnvironmentRevisionSchema) });
+
+/** PATCH answer: the environment, plus what the edit did to its active custom image. */
+export const UpdateEnvironmentAnswerSchema = EnvironmentSchema.extend({
+  customImageReconciliation: z
+    .object({
+      action: z.enum(['none', 'relinked', 'detached']),
+      templateId: z.string().optional(),
+      driftedPaths: z.array(z.string()).optional(),
+    })
+    .optional(),
+});

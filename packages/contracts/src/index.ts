@@ -1,6 +1,44 @@
 export type { ActivityEntry } from './activity.ts';
 export { ActivityEntrySchema, ActivityListSchema, ActivityQuerySchema } from './activity.ts';
 export type {
+  ConnectionPayload,
+  CustomImageCapability,
+  CustomImageOverview,
+  CustomImageTemplateBody,
+  ExecBody,
+  ExecResultBody,
+  ProbeAnswer,
+  SetupChanges,
+  SetupSessionBody,
+  StartSetupSessionBody,
+} from './custom-images.ts';
+export {
+  CAPABILITY_STATES,
+  CancelSetupAnswerSchema,
+  CancelSetupBodySchema,
+  ConnectionPayloadSchema,
+  CustomImageCapabilitySchema,
+  CustomImageOverviewSchema,
+  CustomImageTemplateListSchema,
+  CustomImageTemplateSchema,
+  DisableAnswerSchema,
+  DisableQuerySchema,
+  ExecBodySchema,
+  ExecResultSchema,
+  FileChangeSchema,
+  FinishSetupAnswerSchema,
+  FinishSetupBodySchema,
+  ProbeAnswerSchema,
+  RELINK_CLASSIFICATIONS,
+  RelinkAnswerSchema,
+  RelinkBodySchema,
+  RollbackAnswerSchema,
+  SetupChangesSchema,
+  SetupSessionAnswerSchema,
+  SetupSessionSchema,
+  StartSetupSessionBodySchema,
+} from './custom-images.ts';
+export type {
   CreateEnvironmentBody,
   EnvironmentBody,
   EnvironmentRevisionBody,
@@ -13,6 +51,7 @@ export {
   EnvironmentRevisionSchema,
   EnvironmentSchema,
   SecretPlaceholderSchema,
+  UpdateEnvironmentAnswerSchema,
   UpdateEnvironmentBodySchema,
 } from './environments.ts';
 export type { ErrorEnvelope, FieldIssue } from './errors.ts';
@@ -22,6 +61,8 @@ export { HealthResponseSchema } from './health.ts';
 export type { ApiKey, CreateApiKeyBody } from './keys.ts';
 export { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySchema } from './keys.ts';
 export { API_PATHS, fillPath } from './paths.ts';
+export type { CreateSandboxBody, SandboxBody } from './sandboxes.ts';
+export { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './sandboxes.ts';
 export type { InstanceSettingsBody, InstanceSettingsPatchBody } from './settings.ts';
 export { InstanceSettingsPatchSchema, InstanceSettingsSchema } from './settings.ts';
 export type { SandboxTarget } from './targets.ts';

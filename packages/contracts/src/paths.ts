@@ -9,6 +9,20 @@ export const API_PATHS = {
   activity: '/api/activity',
   apiKeys: '/api/keys',
   apiKey: '/api/keys/:id',
+  customImageOverview: '/api/environments/:environmentId/custom-image-template',
+  customImageTemplates: '/api/environments/:environmentId/custom-image-templates',
+  customImageRollback: '/api/environments/:environmentId/custom-image-template/rollback',
+  customImageRelink: '/api/environments/:environmentId/custom-image-template/relink',
+  environmentProbe: '/api/environments/:environmentId/probe',
+  setupSessions: '/api/environments/:environmentId/custom-image-setup-sessions',
+  setupSession: '/api/environment-custom-image-setup-sessions/:sessionId',
+  setupSessionChanges: '/api/environment-custom-image-setup-sessions/:sessionId/changes',
+  setupSessionExec: '/api/environment-custom-image-setup-sessions/:sessionId/exec',
+  setupSessionFinish: '/api/environment-custom-image-setup-sessions/:sessionId/finish',
+  setupSessionCancel: '/api/environment-custom-image-setup-sessions/:sessionId/cancel',
+  sandboxes: '/api/sandboxes',
+  sandbox: '/api/sandboxes/:id',
+  sandboxExec: '/api/sandboxes/:id/exec',
 } as const;
 
 /** Fills `:param` placeholders, URL-encoding each value. */
