@@ -91,6 +91,24 @@ async function removeTree(dir: string): Promise<void> {
   }
 }
 
+async function countLines(file: string): Promise<number> {
+  return (await readPids(file)).length;
+}
+
+/**
+ * Killed processes keep counting against pids.max until their parent (often the sandbox's pid 1)
+ * reaps them; wait until the charge matches the live tasks so the next exec can fork.
+ */
+async function waitReaped(pidsCurrent: string, taskFiles: () => Promise<string[]>): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const current = Number((await readFile(pidsCurrent, 'utf8').catch(() => '0')).trim());
+    let live = 0;
+    for (const file of await taskFiles()) live += await countLines(file);
+    if (current <= live) return;
+    await sleep(5);
+  }
+}
+
 async function waitEmpty(dir: string, killEach: boolean): Promise<void> {
   for (let attempt = 0; attempt < 200; attempt++) {
     let any = false;
@@ -142,16 +160,12 @@ class CgroupsV1 implements Cgroups {
   async kill(instanceId: string, child: string | null): Promise<void> {
     const dir = child ? join(this.roots.freezer, instanceId, child) : join(this.roots.freezer, instanceId);
     if (!existsSync(dir)) return;
-    // Freeze first so nothing forks between reading the list and the kill.
-    await writeFile(join(dir, 'freezer.state'), 'FROZEN').catch(() => undefined);
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const state = await readFile(join(dir, 'freezer.state'), 'utf8').catch(() => 'FROZEN');
-      if (state.trim() === 'FROZEN') break;
-      await sleep(5);
-    }
-    for (const file of await procsFiles(dir)) for (const pid of await readPids(file)) killQuietly(pid);
-    await writeFile(join(dir, 'freezer.state'), 'THAWED').catch(() => undefined);
+    // Kill until empty: a process forked between reading the list and the kill is caught on the
+    // next pass, and the pids limit bounds how many there can be. (The v1 freezer can leave killed
+    // tasks stuck, so it only serves as the grouping here.)
     await waitEmpty(dir, true);
+    const pids = join(this.roots.pids, instanceId);
+    await waitReaped(join(pids, 'pids.current'), async () => [join(pids, 'tasks')]);
   }
 
   async removeChild(instanceId: string, child: string): Promise<void> {
@@ -213,6 +227,10 @@ class CgroupsV2 implements Cgroups {
     if (!existsSync(dir)) return;
     await writeFile(join(dir, 'cgroup.kill'), '1').catch(() => undefined);
     await waitEmpty(dir, true);
+    const sandbox = join(this.root, instanceId);
+    await waitReaped(join(sandbox, 'pids.current'), async () =>
+      (await procsFiles(sandbox)).map((f) => f.replace(/cgroup\.procs$/, 'cgroup.threads')),
+    );
   }
 
   async removeChild(instanceId: string, child: string): Promise<void> {

@@ -50,3 +50,25 @@ export const BASE_CONFIG = {
   env: {},
   workdir: '/workspace',
 };
+
+/**
+ * A tiny rootfs made of the host's dash and the libraries it links, so import tests need no
+ * download: `/bin/sh` and nothing else.
+ */
+export async function buildMiniRootfs(dir: string): Promise<void> {
+  const { execFileSync } = await import('node:child_process');
+  const { copyFile, mkdir } = await import('node:fs/promises');
+  const { dirname } = await import('node:path');
+  const shell = '/usr/bin/dash';
+  const libs = execFileSync('ldd', [shell], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => /(\/\S+)\s+\(0x/.exec(line)?.[1])
+    .filter((path): path is string => !!path);
+  await mkdir(join(dir, 'bin'), { recursive: true });
+  await copyFile(shell, join(dir, 'bin/sh'));
+  for (const lib of libs) {
+    await mkdir(join(dir, dirname(lib)), { recursive: true });
+    await copyFile(lib, join(dir, lib));
+  }
+  for (const sub of ['proc', 'dev', 'tmp', 'workspace', 'etc']) await mkdir(join(dir, sub), { recursive: true });
+}
