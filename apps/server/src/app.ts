@@ -1,19 +1,26 @@
 import type { Writable } from 'node:stream';
 import type { Store } from '@sandcast/db';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ServerConfig } from './config.ts';
 import { registerAccessControl } from './http/auth.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
 import './http/fastify-types.ts';
 import { registerActivityRoutes } from './http/routes/activity.routes.ts';
+import { registerCustomImageRoutes } from './http/routes/custom-images.routes.ts';
 import { registerEnvironmentRoutes } from './http/routes/environments.routes.ts';
 import { registerHealthRoutes } from './http/routes/health.routes.ts';
 import { registerKeyRoutes } from './http/routes/keys.routes.ts';
+import { registerSandboxRoutes } from './http/routes/sandboxes.routes.ts';
 import { registerSettingsRoutes } from './http/routes/settings.routes.ts';
 import { registerTargetRoutes } from './http/routes/targets.routes.ts';
 import type { ProviderRegistry } from './providers/provider-registry.ts';
 import { createApiKeysService } from './services/api-keys.service.ts';
+import { createCustomImagesService } from './services/custom-images/custom-images.service.ts';
+import { SetupEvents } from './services/custom-images/setup-events.ts';
+import { createSetupSessionsService } from './services/custom-images/setup-sessions.service.ts';
+import { createEnvironmentContextLoader } from './services/environment-context.ts';
 import { createEnvironmentsService } from './services/environments.service.ts';
+import { createSandboxesService } from './services/sandboxes.service.ts';
 import type { SecretBox } from './services/secrets.ts';
 import { createSettingsService } from './services/settings.service.ts';
 import { SANDCAST_VERSION } from './version.ts';
@@ -51,7 +58,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     return503OnClosing: true,
   });
 
-  const services = createServices(deps);
+  const services = createServices(deps, app.log);
   const routes: RouteEntry[] = [];
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, access: String(route.config?.access) });
@@ -65,6 +72,8 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerTargetRoutes(app, deps);
   registerActivityRoutes(app, deps);
   registerKeyRoutes(app, services);
+  registerCustomImageRoutes(app, services);
+  registerSandboxRoutes(app, services);
   return { app, services, routes };
 }
 
@@ -85,10 +94,17 @@ function registerDrainOnClose(app: FastifyInstance): void {
 
 export type AppServices = ReturnType<typeof createServices>;
 
-function createServices(deps: AppDeps) {
+function createServices(deps: AppDeps, log: FastifyBaseLogger) {
+  const { store, providers } = deps;
+  const environments = createEnvironmentsService({ store, providers, secrets: deps.secrets });
+  const loadEnvironment = createEnvironmentContextLoader({ environments, providers });
+  const setupSessions = createSetupSessionsService({ store, providers, loadEnvironment, events: new SetupEvents(), log });
   return {
-    settings: createSettingsService({ store: deps.store }),
-    environments: createEnvironmentsService({ store: deps.store, providers: deps.providers, secrets: deps.secrets }),
-    apiKeys: createApiKeysService({ store: deps.store }),
+    settings: createSettingsService({ store }),
+    environments,
+    apiKeys: createApiKeysService({ store }),
+    setupSessions,
+    customImages: createCustomImagesService({ store, loadEnvironment, setupSessions, log }),
+    sandboxes: createSandboxesService({ store, providers, loadEnvironment, log }),
   };
 }

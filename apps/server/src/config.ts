@@ -20,6 +20,8 @@ export interface ServerConfig {
   logLevel: string;
   /** SANDCAST_SECRET_KEY: base64 of 32 bytes; default a key file in the data dir. */
   secretKey: string | null;
+  /** SANDCAST_RECONCILE_INTERVAL_SECONDS, default 15: expiry sweep and garbage collection. */
+  reconcileIntervalMs: number;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -47,6 +49,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     enableFakeProvider: env.SANDCAST_ENABLE_FAKE_PROVIDER === '1',
     logLevel: env.SANDCAST_LOG_LEVEL ?? 'info',
     secretKey: env.SANDCAST_SECRET_KEY ?? null,
+    reconcileIntervalMs: positiveSeconds(env.SANDCAST_RECONCILE_INTERVAL_SECONDS, 'SANDCAST_RECONCILE_INTERVAL_SECONDS', 15) * 1000,
   };
   assertBindAllowed(config);
   return config;
@@ -61,4 +64,12 @@ export function assertBindAllowed(config: Pick<ServerConfig, 'host' | 'deploymen
         'Bind to 127.0.0.1, or set SANDCAST_DEPLOYMENT_MODE=authenticated to require API keys.',
     );
   }
+}
+
+function positiveSeconds(raw: string | undefined, name: string, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new SandcastError('bad_request', `${name} must be a positive number of seconds; got "${raw}"`);
+  return value;
 }

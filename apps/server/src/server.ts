@@ -7,6 +7,7 @@ import { type AppServices, buildApp, type RouteEntry } from './app.ts';
 import { assertBindAllowed, type ServerConfig } from './config.ts';
 import { defaultProviders } from './providers/default-providers.ts';
 import { createProviderRegistry, type ProviderRegistry } from './providers/provider-registry.ts';
+import { createReconciler, type Reconciler } from './reconcilers/reconciler.ts';
 import { createSecretBox, loadSecretKey } from './services/secrets.ts';
 
 export interface RunningServer {
@@ -16,6 +17,7 @@ export interface RunningServer {
   routes: RouteEntry[];
   store: Store;
   providers: ProviderRegistry;
+  reconciler: Reconciler;
   /** http://host:port the server listens on. */
   url: string;
   /** Stops accepting, lets in-flight requests finish, then closes the database and providers. */
@@ -48,6 +50,17 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       const file = await services.apiKeys.bootstrapAdminKey(config.dataDir);
       if (file) app.log.warn({ file }, 'no API keys existed: created an admin key and wrote it to this file (mode 0600)');
     }
+    const reconciler = createReconciler({
+      store,
+      providers,
+      setupSessions: services.setupSessions,
+      log: app.log,
+      intervalMs: config.reconcileIntervalMs,
+    });
+    await reconciler.start();
+    app.addHook('preClose', async () => {
+      await reconciler.stop();
+    });
     const address = await app.listen({ host: config.host, port: config.port });
     app.log.info({ address, database: store.kind, deploymentMode: config.deploymentMode }, 'sandcast listening');
     let closing: Promise<void> | null = null;
@@ -57,6 +70,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       routes,
       store,
       providers,
+      reconciler,
       url: address,
       close: () => {
         closing ??= (async () => {

@@ -1,11 +1,15 @@
 import { API_PATHS, CreateEnvironmentBodySchema, UpdateEnvironmentBodySchema } from '@sandcast/contracts';
 import type { FastifyInstance } from 'fastify';
+import type { CustomImagesService } from '../../services/custom-images/custom-images.service.ts';
 import type { EnvironmentsService } from '../../services/environments.service.ts';
 import { parse } from '../validate.ts';
 
 type IdParams = { id: string };
 
-export function registerEnvironmentRoutes(app: FastifyInstance, deps: { environments: EnvironmentsService }): void {
+export function registerEnvironmentRoutes(
+  app: FastifyInstance,
+  deps: { environments: EnvironmentsService; customImages: CustomImagesService },
+): void {
   const config = { access: 'admin', feature: 'environments' } as const;
 
   app.get(API_PATHS.environments, { config }, async () => ({ environments: await deps.environments.list() }));
@@ -20,8 +24,12 @@ export function registerEnvironmentRoutes(app: FastifyInstance, deps: { environm
 
   app.patch<{ Params: IdParams }>(API_PATHS.environment, { config }, async (request) => {
     const body = parse(UpdateEnvironmentBodySchema, request.body);
-    const { environment } = await deps.environments.update(request.params.id, body, request.principal!);
-    return environment;
+    const { environment, newRevision } = await deps.environments.update(request.params.id, body, request.principal!);
+    // A new revision may change what the active custom image was built from.
+    const customImageReconciliation = newRevision
+      ? await deps.customImages.reconcileAfterEdit(environment.id, request.principal!)
+      : { action: 'none' };
+    return { ...environment, customImageReconciliation };
   });
 
   app.delete<{ Params: IdParams }>(API_PATHS.environment, { config }, (request) =>

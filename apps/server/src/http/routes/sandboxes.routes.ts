@@ -1,0 +1,31 @@
+import { API_PATHS, CreateSandboxBodySchema, ExecBodySchema } from '@sandcast/contracts';
+import type { FastifyInstance } from 'fastify';
+import { presentSandbox, type SandboxesService } from '../../services/sandboxes.service.ts';
+import { parse } from '../validate.ts';
+
+type IdParams = { id: string };
+
+export function registerSandboxRoutes(app: FastifyInstance, deps: { sandboxes: SandboxesService }): void {
+  const admin = { access: 'admin', feature: 'environments' } as const;
+  const { sandboxes } = deps;
+
+  app.get(API_PATHS.sandboxes, { config: admin }, async () => ({ sandboxes: (await sandboxes.list()).map(presentSandbox) }));
+
+  app.post(API_PATHS.sandboxes, { config: admin }, async (request, reply) => {
+    const sandbox = await sandboxes.create(parse(CreateSandboxBodySchema, request.body), request.principal!);
+    return reply.status(201).send(presentSandbox(sandbox));
+  });
+
+  app.get<{ Params: IdParams }>(API_PATHS.sandbox, { config: admin }, async (request) =>
+    presentSandbox(await sandboxes.get(request.params.id)),
+  );
+
+  app.delete<{ Params: IdParams }>(API_PATHS.sandbox, { config: admin }, async (request) =>
+    presentSandbox(await sandboxes.delete(request.params.id, request.principal!)),
+  );
+
+  // Agents reach this one, for sandboxes created with their own key (checked by the service).
+  app.post<{ Params: IdParams }>(API_PATHS.sandboxExec, { config: { access: 'agent', feature: 'environments' } }, (request) =>
+    sandboxes.exec(request.params.id, parse(ExecBodySchema, request.body), request.principal!),
+  );
+}

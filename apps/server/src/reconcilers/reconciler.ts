@@ -1,0 +1,97 @@
+import { isActiveSetupSession } from '@sandcast/core';
+import type { Store } from '@sandcast/db';
+import type { ManagedInstance, SandboxProvider } from '@sandcast/provider-sdk';
+import type { FastifyBaseLogger } from 'fastify';
+import type { ProviderRegistry } from '../providers/provider-registry.ts';
+import type { SetupSessionsService } from '../services/custom-images/setup-sessions.service.ts';
+
+export interface Reconciler {
+  /** Recovers what a crash left, runs one pass, then repeats every interval. */
+  start(): Promise<void>;
+  /** One pass: expire setup sessions, then remove provider resources nothing owns. */
+  runOnce(): Promise<{ expired: number; removed: number }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Moves the world toward what the database says: setup sessions past their expiry are timed out
+ * and torn down; provider resources labelled as Sandcast's whose sandbox or setup session is gone
+ * or finished are removed. Only what a provider lists as its own is ever touched.
+ */
+export function createReconciler(deps: {
+  store: Store;
+  providers: ProviderRegistry;
+  setupSessions: SetupSessionsService;
+  log: FastifyBaseLogger;
+  intervalMs: number;
+}): Reconciler {
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<{ expired: number; removed: number }> | null = null;
+
+  /** Whether the database still wants this provider resource. */
+  const owned = async (instance: ManagedInstance): Promise<boolean> => {
+    if (instance.ownerKind === 'sandbox') {
+      const sandbox = await deps.store.repos.sandboxes.get(instance.ownerId);
+      if (!sandbox || sandbox.desiredStatus === 'deleted' || sandbox.status === 'deleted' || sandbox.status === 'failed') return false;
+      // Still being created: the instance id is not recorded yet.
+      return sandbox.status === 'starting' || sandbox.providerInstanceId === instance.instanceId;
+    }
+    const session = await deps.store.repos.setupSessions.get(instance.ownerId);
+    if (!session || !isActiveSetupSession(session.status)) return false;
+    return session.status === 'starting' || session.providerLeaseId === instance.instanceId;
+  };
+
+  const collect = async (provider: SandboxProvider): Promise<number> => {
+    const availability = await provider.availability().catch(() => ({ available: false }));
+    if (!availability.available) return 0;
+    let removed = 0;
+    for (const instance of await provider.listInstances()) {
+      if (await owned(instance)) continue;
+      try {
+        if (instance.ownerKind === 'setup') await provider.cancelInteractiveSetup(instance.instanceId);
+        else await provider.destroy(instance.instanceId);
+        removed++;
+        deps.log.info({ provider: provider.id, ...instance }, 'removed a provider resource nothing owns');
+      } catch (error) {
+        deps.log.warn({ err: error, provider: provider.id, ...instance }, 'could not remove an orphaned provider resource; will retry');
+      }
+    }
+    return removed;
+  };
+
+  const pass = async () => {
+    const expired = await deps.setupSessions.sweepExpired();
+    let removed = 0;
+    for (const { provider } of deps.providers.list()) {
+      removed += await collect(provider).catch((error: unknown) => {
+        deps.log.warn({ err: error, provider: provider.id }, 'garbage collection pass failed');
+        return 0;
+      });
+    }
+    return { expired, removed };
+  };
+
+  const runOnce = () => {
+    running ??= pass().finally(() => {
+      running = null;
+    });
+    return running;
+  };
+
+  return {
+    runOnce,
+    async start() {
+      await deps.setupSessions.recoverAfterRestart();
+      await runOnce();
+      timer = setInterval(() => {
+        runOnce().catch((error: unknown) => deps.log.error({ err: error }, 'reconciler pass failed'));
+      }, deps.intervalMs);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      timer = null;
+      await running?.catch(() => undefined);
+    },
+  };
+}
