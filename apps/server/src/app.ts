@@ -17,7 +17,7 @@ import type { ProviderRegistry } from './providers/provider-registry.ts';
 import { createApiKeysService } from './services/api-keys.service.ts';
 import { createCustomImagesService } from './services/custom-images/custom-images.service.ts';
 import { SetupEvents } from './services/custom-images/setup-events.ts';
-import { createSetupSessionsService } from './services/custom-images/setup-sessions.service.ts';
+import { type Clock, createSetupSessionsService } from './services/custom-images/setup-sessions.service.ts';
 import { createEnvironmentContextLoader } from './services/environment-context.ts';
 import { createEnvironmentsService } from './services/environments.service.ts';
 import { createSandboxesService } from './services/sandboxes.service.ts';
@@ -32,6 +32,8 @@ export interface AppDeps {
   secrets: SecretBox;
   /** Where structured logs go; default stdout. */
   logStream?: Writable | undefined;
+  /** The time source for expiries; default the system clock (tests move it). */
+  clock?: Clock | undefined;
 }
 
 /** A registered route and the access it declared. */
@@ -98,7 +100,14 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
   const { store, providers } = deps;
   const environments = createEnvironmentsService({ store, providers, secrets: deps.secrets });
   const loadEnvironment = createEnvironmentContextLoader({ environments, providers });
-  const setupSessions = createSetupSessionsService({ store, providers, loadEnvironment, events: new SetupEvents(), log });
+  const setupSessions = createSetupSessionsService({
+    store,
+    providers,
+    loadEnvironment,
+    events: new SetupEvents(),
+    log,
+    clock: deps.clock,
+  });
   return {
     settings: createSettingsService({ store }),
     environments,

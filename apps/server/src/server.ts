@@ -8,6 +8,7 @@ import { assertBindAllowed, type ServerConfig } from './config.ts';
 import { defaultProviders } from './providers/default-providers.ts';
 import { createProviderRegistry, type ProviderRegistry } from './providers/provider-registry.ts';
 import { createReconciler, type Reconciler } from './reconcilers/reconciler.ts';
+import type { Clock } from './services/custom-images/setup-sessions.service.ts';
 import { createSecretBox, loadSecretKey } from './services/secrets.ts';
 
 export interface RunningServer {
@@ -31,6 +32,8 @@ export interface StartOptions {
   store?: Store | undefined;
   /** Where structured logs go; default stdout. */
   logStream?: Writable | undefined;
+  /** The time source for expiries; default the system clock. */
+  clock?: Clock | undefined;
   /** Called after the routes are registered and before listening (tests add routes here). */
   beforeListen?: ((app: FastifyInstance) => void) | undefined;
 }
@@ -44,7 +47,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const providers = createProviderRegistry(options.providers ?? defaultProviders(config));
   try {
     const secrets = createSecretBox(await loadSecretKey({ dataDir: config.dataDir, configured: config.secretKey }));
-    const { app, services, routes } = buildApp({ config, store, providers, secrets, logStream: options.logStream });
+    const { app, services, routes } = buildApp({ config, store, providers, secrets, logStream: options.logStream, clock: options.clock });
     options.beforeListen?.(app);
     if (config.deploymentMode === 'authenticated') {
       const file = await services.apiKeys.bootstrapAdminKey(config.dataDir);

@@ -115,7 +115,7 @@ export class SandcastClient {
     create: (body: CreateEnvironmentBody) => this.request('POST', API_PATHS.environments, EnvironmentSchema, { body }),
     get: (id: string) => this.request('GET', fillPath(API_PATHS.environment, { id }), EnvironmentSchema),
     update: (id: string, body: UpdateEnvironmentBody) =>
-      this.request('PATCH', fillPath(API_PATHS.environment, { id }), EnvironmentSchema, { body }),
+      this.request('PATCH', fillPath(API_PATHS.environment, { id }), UpdateEnvironmentAnswerSchema, { body }),
     delete: (id: string) => this.request('DELETE', fillPath(API_PATHS.environment, { id }), EnvironmentSchema),
     revisions: async (id: string) =>
       (await this.request('GET', fillPath(API_PATHS.environmentRevisions, { id }), EnvironmentRevisionListSchema)).revisions,

@@ -26,9 +26,11 @@ export interface TestServer {
 export async function startTestServer(options: {
   database: TestDatabase;
   mode?: DeploymentMode;
-  providers?: SandboxProvider[];
+  /** Providers to offer instead of the defaults; a function gets the server's data dir. */
+  providers?: SandboxProvider[] | ((dataDir: string) => SandboxProvider[]);
   env?: Record<string, string>;
   beforeListen?: (app: FastifyInstance) => void;
+  clock?: { now(): Date };
 }): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-it-'));
   const logs: string[] = [];
@@ -48,9 +50,10 @@ export async function startTestServer(options: {
   });
   const server = await startServer(config, {
     store: await options.database.open(),
-    providers: options.providers,
+    providers: typeof options.providers === 'function' ? options.providers(dataDir) : options.providers,
     logStream,
     beforeListen: options.beforeListen,
+    clock: options.clock,
   });
   const url = server.url;
   return {

@@ -1,0 +1,215 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { SandcastClient } from '@sandcast/client';
+import { testDatabases } from '@sandcast/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
+
+const pglite = testDatabases().find((d) => d.kind === 'pglite')!;
+const CLI = fileURLToPath(new URL('../../apps/cli/bin/sandcast.mjs', import.meta.url));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `sandcast` binary; `drive` may talk to it over stdin while it runs. */
+function sandcast(
+  args: string[],
+  env: Record<string, string>,
+  drive?: (child: { stdin: NodeJS.WritableStream; output: () => string; waitFor: (text: string) => Promise<void> }) => Promise<void>,
+): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const listeners = new Set<() => void>();
+    const onData = () => {
+      for (const l of listeners) l();
+    };
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      onData();
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      onData();
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 45_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(killer);
+      resolve({ code, stdout, stderr });
+    });
+    if (!drive) {
+      child.stdin.end();
+      return;
+    }
+    const waitFor = (text: string) =>
+      new Promise<void>((done) => {
+        const check = () => {
+          if (!(stdout + stderr).includes(text)) return;
+          listeners.delete(check);
+          done();
+        };
+        listeners.add(check);
+        check();
+      });
+    drive({ stdin: child.stdin, output: () => stdout + stderr, waitFor }).catch(reject);
+  });
+}
+
+/** What `cat <files>` prints in a fresh sandbox of the environment (the in-process client, to keep the test quick). */
+async function filesInNewSandbox(client: SandcastClient, environmentId: string): Promise<{ imageId: string | null; present: string[] }> {
+  const sandbox = await client.sandboxes.create({ environmentId });
+  try {
+    const present: string[] = [];
+    for (const file of ['one.txt', 'two.txt']) {
+      if ((await client.sandboxes.exec(sandbox.id, { command: ['test', '-f', file] })).exitCode === 0) present.push(file);
+    }
+    return { imageId: sandbox.imageId, present };
+  } finally {
+    await client.sandboxes.delete(sandbox.id);
+  }
+}
+
+describe('sandcast image and sandbox commands against a running server (fake provider)', () => {
+  let t: TestServer;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    t = await startTestServer({ database: pglite });
+    env = { SANDCAST_URL: t.url };
+    await enableEnvironments(t.client);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('walks the whole flow: setup, exec, changes, finish, sandbox, refresh, rollback, disable, history', { timeout: 120_000 }, async () => {
+    expect((await sandcast(['env', 'create', 'img', '--provider', 'fake', '--config', '{}'], env)).code).toBe(0);
+    const environmentId = (await t.client.environments.resolve('img')).id;
+
+    const status0 = await sandcast(['image', 'status', 'img'], env);
+    expect(status0).toMatchObject({ code: 0, stdout: expect.stringContaining('active image:  none') });
+    expect(status0.stdout).toContain('Template setup');
+
+    // First capture, scripted.
+    const setup = await sandcast(['image', 'setup', 'img', '--no-wait', '--ttl', '600'], env);
+    expect(setup.code, setup.stderr).toBe(0);
+    expect(setup.stdout).toContain('browser terminal');
+    expect(setup.stdout).toContain('sandcast image exec img --');
+    expect(setup.stdout).toContain('sandcast image finish img');
+    expect(setup.stdout).toContain('starts from the base provider configuration');
+
+    const wrote = await sandcast(['image', 'exec', 'img', '--', 'sh', '-c', 'echo one > one.txt && echo wrote && echo warn >&2'], env);
+    expect(wrote).toMatchObject({ code: 0, stdout: 'wrote\n', stderr: 'warn\n' });
+    const failed = await sandcast(['image', 'exec', 'img', '--', 'sh', '-c', 'exit 5'], env);
+    expect(failed.code).toBe(5);
+
+    const changes = await sandcast(['image', 'changes', 'img'], env);
+    expect(changes.code, changes.stderr).toBe(0);
+    expect(changes.stdout).toMatch(/added\s+file\s+4 B\s+\S*one\.txt/);
+
+    const finished = await sandcast(['image', 'finish', 'img'], env);
+    expect(finished.code, finished.stderr).toBe(0);
+    expect(finished.stdout).toContain('Template captured');
+    expect(finished.stderr).toContain('Capturing template… done');
+    const first = (await t.client.customImages.overview(environmentId)).activeTemplate!;
+    expect(finished.stdout).toContain(first.id);
+
+    // A sandbox boots from it, through the CLI.
+    const created = await sandcast(['--json', 'sandbox', 'create', 'img'], env);
+    expect(created.code, created.stderr).toBe(0);
+    const sandbox = JSON.parse(created.stdout);
+    expect(sandbox.imageId).toBe(first.id);
+    const cat = await sandcast(['sandbox', 'exec', sandbox.id, '--', 'cat', 'one.txt'], env);
+    expect(cat).toMatchObject({ code: 0, stdout: 'one\n' });
+    expect((await sandcast(['sandbox', 'exec', sandbox.id, '--', 'sh', '-c', 'exit 3'], env)).code).toBe(3);
+    const shown = await sandcast(['sandbox', 'show', sandbox.id], env);
+    expect(shown.stdout).toContain(`booted from: image ${first.id}`);
+    expect((await sandcast(['sandbox', 'list'], env)).stdout).toMatch(new RegExp(`${sandbox.id}\\s+\\S+\\s+img\\s+image ${first.id}`));
+    expect((await sandcast(['sandbox', 'rm', sandbox.id], env)).stdout).toContain(`deleted sandbox ${sandbox.id}`);
+
+    // Refresh: a second session starts from the active image.
+    const refresh = await sandcast(['--json', 'image', 'setup', 'img', '--no-wait'], env);
+    expect(refresh.code, refresh.stderr).toBe(0);
+    const refreshed = JSON.parse(refresh.stdout);
+    expect(refreshed.session.sourceTemplateId).toBe(first.id);
+    expect(refreshed.connectionPayload.type).toBe('pty');
+    expect((await sandcast(['image', 'exec', refreshed.session.id, '--', 'sh', '-c', 'echo two > two.txt'], env)).code).toBe(0);
+    expect((await sandcast(['image', 'finish', refreshed.session.id], env)).code).toBe(0);
+    const second = (await t.client.customImages.overview(environmentId)).activeTemplate!;
+    expect(second.id).not.toBe(first.id);
+    expect(await filesInNewSandbox(t.client, environmentId)).toEqual({ imageId: second.id, present: ['one.txt', 'two.txt'] });
+
+    const rollback = await sandcast(['image', 'rollback', 'img'], env);
+    expect(rollback.code, rollback.stderr).toBe(0);
+    expect(rollback.stdout).toContain('Future runs will use the previous template.');
+    expect(await filesInNewSandbox(t.client, environmentId)).toEqual({ imageId: first.id, present: ['one.txt'] });
+
+    const disable = await sandcast(['image', 'disable', 'img'], env);
+    expect(disable.code, disable.stderr).toBe(0);
+    expect(disable.stdout).toContain('Future runs will use the base provider configuration.');
+    expect(await filesInNewSandbox(t.client, environmentId)).toEqual({ imageId: null, present: [] });
+    expect((await sandcast(['sandbox', 'create', 'img'], env)).stdout).toContain('booted from: base');
+
+    const history = await sandcast(['image', 'history', 'img'], env);
+    expect(history.code).toBe(0);
+    const rows = history.stdout.trim().split('\n').slice(1);
+    expect(rows.map((r) => r.split(/\s+/).slice(0, 2))).toEqual([
+      [second.id, 'superseded'],
+      [first.id, 'revoked'],
+    ]);
+    const status = await sandcast(['--json', 'image', 'status', 'img'], env);
+    expect(JSON.parse(status.stdout)).toMatchObject({ activeTemplate: null, latestSession: { status: 'promoted' } });
+  });
+
+  it('setup waits for a line on stdin to capture, and cancels at the end of input', { timeout: 60_000 }, async () => {
+    await t.client.environments.create({ name: 'wait', provider: 'fake', config: {} });
+    const environmentId = (await t.client.environments.resolve('wait')).id;
+
+    const captured = await sandcast(['image', 'setup', 'wait'], env, async (child) => {
+      await child.waitFor('Waiting for a line on stdin');
+      const { activeSession } = await t.client.customImages.overview(environmentId);
+      await t.client.customImages.exec(activeSession!.id, { command: ['sh', '-c', 'echo waited > one.txt'] });
+      child.stdin.write('\n');
+    });
+    expect(captured.code, captured.stderr).toBe(0);
+    expect(captured.stdout).toContain('Template captured');
+    const template = (await t.client.customImages.overview(environmentId)).activeTemplate!;
+    expect(await filesInNewSandbox(t.client, environmentId)).toEqual({ imageId: template.id, present: ['one.txt'] });
+
+    const cancelled = await sandcast(['image', 'setup', 'wait'], env, async (child) => {
+      await child.waitFor('Waiting for a line on stdin');
+      const { activeSession } = await t.client.customImages.overview(environmentId);
+      await t.client.customImages.exec(activeSession!.id, { command: ['sh', '-c', 'echo never > two.txt'] });
+      child.stdin.end();
+    });
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(cancelled.stdout).toContain('Setup cancelled');
+    const after = await t.client.customImages.overview(environmentId);
+    expect(after).toMatchObject({ activeSession: null, latestSession: { status: 'cancelled' }, activeTemplate: { id: template.id } });
+    expect(await filesInNewSandbox(t.client, environmentId)).toEqual({ imageId: template.id, present: ['one.txt'] });
+  });
+
+  it('refuses with the server’s or its own words: no session, a second session, nothing to roll back', async () => {
+    await t.client.environments.create({ name: 'refuse', provider: 'fake', config: {} });
+    const noSession = await sandcast(['image', 'finish', 'refuse'], env);
+    expect(noSession.code).toBe(1);
+    expect(noSession.stderr).toContain('no setup session is running for environment "refuse"');
+
+    expect((await sandcast(['image', 'setup', 'refuse', '--no-wait'], env)).code).toBe(0);
+    const second = await sandcast(['image', 'setup', 'refuse', '--no-wait'], env);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain('(conflict)');
+    const cancel = await sandcast(['image', 'cancel', 'refuse', '--reason', 'not today'], env);
+    expect(cancel).toMatchObject({ code: 0, stdout: expect.stringContaining('Setup cancelled') });
+
+    const rollback = await sandcast(['image', 'rollback', 'refuse'], env);
+    expect(rollback.code).toBe(1);
+    expect(rollback.stderr).toContain('(not_found)');
+    expect((await sandcast(['image', 'setup', 'refuse', '--ttl', 'soon'], env)).code).toBe(2);
+    expect((await sandcast(['image', 'changes', 'no-such-thing'], env)).stderr).toContain('no environment or setup session');
+  });
+});
