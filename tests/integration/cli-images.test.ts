@@ -18,7 +18,7 @@ interface Run {
 function sandcast(
   args: string[],
   env: Record<string, string>,
-  drive?: (child: { stdin: NodeJS.WritableStream; output: () => string; waitFor: (text: string) => Promise<void> }) => Promise<void>,
+  drive?: (child: { stdin: NodeJS.WritableStream; interrupt: () => void; waitFor: (text: string) => Promise<void> }) => Promise<void>,
 ): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -56,7 +56,7 @@ function sandcast(
         listeners.add(check);
         check();
       });
-    drive({ stdin: child.stdin, output: () => stdout + stderr, waitFor }).catch(reject);
+    drive({ stdin: child.stdin, interrupt: () => child.kill('SIGINT'), waitFor }).catch(reject);
   });
 }
 
@@ -165,7 +165,7 @@ describe('sandcast image and sandbox commands against a running server (fake pro
     expect(JSON.parse(status.stdout)).toMatchObject({ activeTemplate: null, latestSession: { status: 'promoted' } });
   });
 
-  it('setup waits for a line on stdin to capture, and cancels at the end of input', { timeout: 60_000 }, async () => {
+  it('setup waits for a line on stdin to capture, and cancels at the end of input or on Ctrl-C', { timeout: 60_000 }, async () => {
     await t.client.environments.create({ name: 'wait', provider: 'fake', config: {} });
     const environmentId = (await t.client.environments.resolve('wait')).id;
 
@@ -191,6 +191,18 @@ describe('sandcast image and sandbox commands against a running server (fake pro
     const after = await t.client.customImages.overview(environmentId);
     expect(after).toMatchObject({ activeSession: null, latestSession: { status: 'cancelled' }, activeTemplate: { id: template.id } });
     expect(await filesInNewSandbox(t.client, environmentId)).toEqual({ imageId: template.id, present: ['one.txt'] });
+
+    // Ctrl-C cancels too, and exits as an interrupted command does.
+    const interrupted = await sandcast(['image', 'setup', 'wait'], env, async (child) => {
+      await child.waitFor('Waiting for a line on stdin');
+      child.interrupt();
+    });
+    expect(interrupted.code, interrupted.stderr).toBe(130);
+    expect(interrupted.stdout).toContain('Setup cancelled');
+    const latest = (await t.client.customImages.overview(environmentId)).latestSession!;
+    expect(latest.status).toBe('cancelled');
+    const activity = await t.client.activity({ action: 'environment.custom_image_setup.cancelled' });
+    expect(activity.find((a) => a.subjectId === latest.id)?.details).toMatchObject({ reason: expect.stringContaining('Ctrl-C') });
   });
 
   it('refuses with the server’s or its own words: no session, a second session, nothing to roll back', async () => {

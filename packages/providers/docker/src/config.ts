@@ -1,10 +1,17 @@
 import { z } from 'zod';
 
-/** Where a Docker Engine API listens: a unix socket path or URL, or tcp://host:port. */
+/**
+ * Where a Docker Engine API listens, as an environment may name it: a unix socket path or URL,
+ * or tcp on this machine's loopback. An environment editor cannot point the server at another
+ * host; an operator who runs a remote engine sets DOCKER_HOST for the whole server instead.
+ */
 export const dockerHostSchema = z
   .string()
   .trim()
-  .regex(/^(\/|unix:\/\/\/|tcp:\/\/|npipe:)/, 'use a socket path (/var/run/docker.sock), unix:///path or tcp://127.0.0.1:2375');
+  .regex(
+    /^(\/|unix:\/\/\/|tcp:\/\/(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\]):\d{1,5}$)/,
+    'use a socket path (/var/run/docker.sock), unix:///path or tcp://127.0.0.1:PORT; for a remote engine set DOCKER_HOST on the server',
+  );
 
 /** Environment config of the Docker provider, as the UI form shows it. */
 export const dockerConfigSchema = z.strictObject({

@@ -87,4 +87,19 @@ describe('docker provider units', () => {
     expect(dockerConfigSchema.safeParse({ image: 'x', dockerHost: 'ftp://x' }).success).toBe(false);
     expect(dockerConfigSchema.safeParse({ image: 'x', unknown: 1 }).success).toBe(false);
   });
+
+  it('config: an environment may name only a local engine (socket or loopback tcp)', () => {
+    for (const ok of [
+      '/var/run/docker.sock',
+      'unix:///run/user/0/docker.sock',
+      'tcp://127.0.0.1:2375',
+      'tcp://localhost:2376',
+      'tcp://[::1]:2375',
+    ]) {
+      expect(dockerConfigSchema.safeParse({ image: 'x', dockerHost: ok }).success, ok).toBe(true);
+    }
+    for (const refused of ['tcp://10.0.0.5:2375', 'tcp://docker.example.com:2376', 'tcp://127.0.0.1.example.com:2375', 'tcp://127.0.0.1']) {
+      expect(dockerConfigSchema.safeParse({ image: 'x', dockerHost: refused }).success, refused).toBe(false);
+    }
+  });
 });

@@ -1,0 +1,1 @@
+export { dockerSkipReason, TEST_IMAGE } from './test-support/test-engine.ts';

@@ -1,0 +1,74 @@
+import { testDatabases } from '@sandcast/db/testing';
+import { createDockerProvider } from '@sandcast/provider-docker';
+import { dockerSkipReason, TEST_IMAGE } from '@sandcast/provider-docker/testing';
+import Docker from 'dockerode';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
+import { runCustomImageLifecycle } from './support/lifecycle.ts';
+
+const skip = await dockerSkipReason();
+if (skip && process.env.CI === 'true') throw new Error(`CI=true but the Docker engine tests cannot run: ${skip}`);
+if (skip) console.warn(`[custom-images-docker] skipped: ${skip}`);
+
+const database = testDatabases().find((d) => d.kind === (process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite'))!;
+
+describe.skipIf(skip !== null)(`custom images on the Docker provider [${database.kind}]`, () => {
+  let t: TestServer;
+  let offsetMs = 0;
+  beforeAll(async () => {
+    t = await startTestServer({
+      database,
+      clock: { now: () => new Date(Date.now() + offsetMs) },
+      providers: (dataDir) => [createDockerProvider({ dataDir })],
+    });
+    await enableEnvironments(t.client);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('captures with docker commit; boots, refreshes, rolls back, disables; cancel and expiry change nothing', async () => {
+    const env = await t.client.environments.create({ name: 'docker-lifecycle', provider: 'docker', config: { image: TEST_IMAGE } });
+    const { v1, v2 } = await runCustomImageLifecycle({ client: t.client, environmentId: env.id, advanceClock: (ms) => (offsetMs += ms) });
+    expect(v1).toMatchObject({
+      kind: 'image',
+      providerRef: expect.stringMatching(/^sandcast\/.+:/),
+      digest: expect.stringMatching(/^sha256:/),
+    });
+    expect(v2.sizeBytes).toBeGreaterThan(0);
+
+    // Every setup and sandbox container is gone; the captured images remain for rollback.
+    await t.server.reconciler.runOnce();
+    const docker = new Docker();
+    const leftovers = await docker.listContainers({ all: true, filters: { label: [`sandcast.environment=${env.id}`] } });
+    expect(leftovers).toEqual([]);
+    for (const ref of [v1.providerRef!, v2.providerRef!])
+      await docker
+        .getImage(ref)
+        .remove({ force: true })
+        .catch(() => undefined);
+  });
+
+  it('the reconciler removes a labelled container nothing owns, and leaves unlabelled ones alone', async () => {
+    const provider = t.server.providers.get('docker')!.provider;
+    const orphan = await provider.create({
+      sandboxId: 'sbx_not_in_the_database',
+      environmentId: 'env_gone',
+      config: { image: TEST_IMAGE, network: 'none' },
+    });
+    const docker = new Docker();
+    const bystander = await docker.createContainer({
+      Image: TEST_IMAGE,
+      Cmd: ['sleep', '300'],
+      HostConfig: { NetworkMode: 'none', AutoRemove: false },
+    });
+    try {
+      const { removed } = await t.server.reconciler.runOnce();
+      expect(removed).toBeGreaterThanOrEqual(1);
+      expect((await provider.inspect(orphan.instanceId)).status).toBe('missing');
+      expect((await bystander.inspect()).Id).toBe(bystander.id);
+    } finally {
+      await bystander.remove({ force: true });
+    }
+  });
+});

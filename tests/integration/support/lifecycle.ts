@@ -1,0 +1,63 @@
+import type { SandcastClient } from '@sandcast/client';
+import { expect } from 'vitest';
+
+/** Files a sandbox created now from the environment sees, and the image it booted from. */
+export async function bootAndList(client: SandcastClient, environmentId: string, paths: string[]) {
+  const sandbox = await client.sandboxes.create({ environmentId });
+  const script = paths.map((p) => `test -e ${p} && echo ${p}`).join('; ');
+  const seen = await client.sandboxes.exec(sandbox.id, { command: ['sh', '-c', `${script}; true`] });
+  await client.sandboxes.delete(sandbox.id);
+  return { imageId: sandbox.imageId, present: seen.stdout.split('\n').filter(Boolean) };
+}
+
+async function setupAndCapture(client: SandcastClient, environmentId: string, script: string) {
+  const { session } = await client.customImages.startSetup(environmentId);
+  const ran = await client.customImages.exec(session.id, { command: ['sh', '-c', script] });
+  expect(ran, ran.stderr).toMatchObject({ exitCode: 0 });
+  return (await client.customImages.finish(session.id)).template;
+}
+
+/**
+ * The custom image story on a real provider: a file written during setup is in sandboxes created
+ * after Finished; after Refresh and a second capture both files are; after Rollback only the
+ * first; after Disable neither; cancel and expiry change nothing.
+ */
+export async function runCustomImageLifecycle(options: {
+  client: SandcastClient;
+  environmentId: string;
+  /** Moves the server's clock forward (to expire a session). */
+  advanceClock: (ms: number) => void;
+}) {
+  const { client, environmentId } = options;
+  const files = ['/opt/first.txt', '/workspace/second.txt', '/opt/cancelled.txt', '/opt/expired.txt'];
+
+  expect(await bootAndList(client, environmentId, files)).toEqual({ imageId: null, present: [] });
+
+  const v1 = await setupAndCapture(client, environmentId, 'mkdir -p /opt && echo first > /opt/first.txt');
+  expect(await bootAndList(client, environmentId, files)).toEqual({ imageId: v1.id, present: ['/opt/first.txt'] });
+
+  const refresh = await client.customImages.startSetup(environmentId);
+  expect(refresh.session.sourceTemplateId).toBe(v1.id);
+  await client.customImages.exec(refresh.session.id, { command: ['sh', '-c', 'echo second > /workspace/second.txt'] });
+  const changes = await client.customImages.changes(refresh.session.id);
+  expect(changes.changes.map((c) => c.path)).toContain('/workspace/second.txt');
+  const v2 = (await client.customImages.finish(refresh.session.id)).template;
+  expect(await bootAndList(client, environmentId, files)).toEqual({ imageId: v2.id, present: ['/opt/first.txt', '/workspace/second.txt'] });
+
+  const cancelled = await client.customImages.startSetup(environmentId);
+  await client.customImages.exec(cancelled.session.id, { command: ['sh', '-c', 'echo x > /opt/cancelled.txt'] });
+  await client.customImages.cancel(cancelled.session.id);
+
+  const expiring = await client.customImages.startSetup(environmentId, { ttlSeconds: 60 });
+  await client.customImages.exec(expiring.session.id, { command: ['sh', '-c', 'echo x > /opt/expired.txt'] });
+  options.advanceClock(61_000);
+  expect((await client.customImages.getSetup(expiring.session.id)).session.status).toBe('timed_out');
+  expect(await bootAndList(client, environmentId, files)).toEqual({ imageId: v2.id, present: ['/opt/first.txt', '/workspace/second.txt'] });
+
+  expect((await client.customImages.rollback(environmentId)).activeTemplate.id).toBe(v1.id);
+  expect(await bootAndList(client, environmentId, files)).toEqual({ imageId: v1.id, present: ['/opt/first.txt'] });
+
+  await client.customImages.disable(environmentId, { deleteProviderTemplate: false });
+  expect(await bootAndList(client, environmentId, files)).toEqual({ imageId: null, present: [] });
+  return { v1, v2 };
+}
