@@ -205,6 +205,25 @@ describe('sandcast image and sandbox commands against a running server (fake pro
     expect(activity.find((a) => a.subjectId === latest.id)?.details).toMatchObject({ reason: expect.stringContaining('Ctrl-C') });
   });
 
+  it('shows boot-source drift, relinks only when confirmed, and probes the environment', async () => {
+    const environment = await t.client.environments.create({ name: 'drift', provider: 'fake', config: {} });
+    const { session } = await t.client.customImages.startSetup(environment.id);
+    const { template } = await t.client.customImages.finish(session.id);
+    await t.client.environments.update(environment.id, { config: { image: 'another-base' } });
+
+    const status = await sandcast(['image', 'status', 'drift'], env);
+    expect(status.stdout).toContain('matches config: no — the boot source changed (config.image)');
+    const refused = await sandcast(['image', 'relink', 'drift'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('sandcast image relink drift --confirm-boot-source-drift');
+    const relinked = await sandcast(['image', 'relink', 'drift', '--confirm-boot-source-drift'], env);
+    expect(relinked).toMatchObject({ code: 0, stdout: expect.stringContaining('Future runs will use it again.') });
+
+    const probe = await sandcast(['image', 'probe', 'drift'], env);
+    expect(probe.code, probe.stderr).toBe(0);
+    expect(probe.stdout).toContain(`OK: drift booted from image ${template.id}`);
+  });
+
   it('refuses with the server’s or its own words: no session, a second session, nothing to roll back', async () => {
     await t.client.environments.create({ name: 'refuse', provider: 'fake', config: {} });
     const noSession = await sandcast(['image', 'finish', 'refuse'], env);
