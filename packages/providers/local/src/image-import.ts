@@ -153,7 +153,7 @@ export interface BuildBaseOptions {
 /** Builds a Debian base with `debootstrap --variant=minbase`. */
 export async function buildDebianBase(store: ImageStore, options: BuildBaseOptions, onProgress?: ProgressListener): Promise<LocalImage> {
   const progress = onProgress ?? (() => undefined);
-  const which = await run('sh', ['-c', 'command -v debootstrap']);
+  const which = await run('/bin/sh', ['-c', 'command -v debootstrap']);
   if (which.code !== 0) {
     throw localError('unavailable', 'debootstrap is not installed; install it with `apt-get install debootstrap` and try again');
   }

@@ -53,20 +53,23 @@ export function dockerLayerTar(cwd: string, what = '.'): Readable {
     };
     if (!name) return skip();
     if (header.type === 'character-device' && !header.devmajor && !header.devminor) {
-      pack.entry({
-        name: posix.join(posix.dirname(name), `.wh.${posix.basename(name)}`),
-        type: 'file',
-        size: 0,
-        mode: 0o644,
-        mtime: header.mtime,
-      });
+      pack.entry(
+        {
+          name: posix.join(posix.dirname(name), `.wh.${posix.basename(name)}`),
+          type: 'file',
+          size: 0,
+          mode: 0o644,
+          mtime: header.mtime,
+        },
+        '',
+      );
       return skip();
     }
     const opaque = header.type === 'directory' && paxOf(header)?.['SCHILY.xattr.trusted.overlay.opaque'] === 'y';
     const out: PaxHeaders = { ...header, name: header.type === 'directory' ? `${name}/` : name, pax: null };
     if (out.linkname && header.type === 'link') out.linkname = clean(out.linkname);
     const entry = pack.entry(out, (error) => {
-      if (!error && opaque) pack.entry({ name: `${name}/.wh..wh..opq`, type: 'file', size: 0, mode: 0o644, mtime: header.mtime });
+      if (!error && opaque) pack.entry({ name: `${name}/.wh..wh..opq`, type: 'file', size: 0, mode: 0o644, mtime: header.mtime }, '');
       next(error);
     });
     stream.pipe(entry);

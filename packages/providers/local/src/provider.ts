@@ -82,7 +82,7 @@ const CAPABILITIES: ProviderCapabilities = {
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 async function commandExists(name: string): Promise<boolean> {
-  return (await run('sh', ['-c', `command -v ${name}`])).code === 0;
+  return (await run('/bin/sh', ['-c', `command -v ${name}`])).code === 0;
 }
 
 /** The `local` provider: bubblewrap sandboxes over overlayfs image layers (ARCHITECTURE §5). */
