@@ -1,9 +1,9 @@
 import { SandcastApiError, SandcastConnectionError } from '@sandcast/client';
 import { CommanderError } from 'commander';
-import { UsageError } from './format.ts';
+import { CommandFailed, UsageError } from './format.ts';
 import { buildProgram } from './program.ts';
 
-/** Exit codes: 1 the server refused, 2 the command was called wrongly, 3 the server was unreachable. */
+/** Exit codes: 1 the server refused (or the command could not do what was asked), 2 the command was called wrongly, 3 the server was unreachable. */
 try {
   await buildProgram().parseAsync(process.argv);
 } catch (error) {
@@ -11,6 +11,10 @@ try {
   if (error instanceof UsageError) {
     console.error(`sandcast: ${error.message}`);
     process.exit(2);
+  }
+  if (error instanceof CommandFailed) {
+    console.error(`sandcast: ${error.message}`);
+    process.exit(1);
   }
   if (error instanceof SandcastConnectionError) {
     console.error(`sandcast: ${error.message}`);

@@ -1,6 +1,8 @@
 import { Command } from 'commander';
 import { registerEnv } from './commands/env/index.ts';
+import { registerImage } from './commands/image/index.ts';
 import { registerKeys } from './commands/keys/index.ts';
+import { registerSandbox } from './commands/sandbox/index.ts';
 import { registerSettings } from './commands/settings/index.ts';
 import { registerStart } from './commands/start/start.ts';
 import { registerTargets } from './commands/targets/index.ts';
@@ -14,6 +16,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     .option('--json', 'print machine-readable JSON', false)
     .showHelpAfterError()
     .exitOverride();
-  for (const register of [registerStart, registerSettings, registerEnv, registerTargets, registerKeys]) register(program);
+  for (const register of [registerStart, registerSettings, registerEnv, registerImage, registerSandbox, registerTargets, registerKeys])
+    register(program);
   return program;
 }

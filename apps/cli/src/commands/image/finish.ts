@@ -1,0 +1,18 @@
+import type { Command } from 'commander';
+import { contextFrom } from '../../context.ts';
+import { withProgress } from '../../progress.ts';
+import { describeTemplate } from './render.ts';
+import { resolveSessionTarget } from './session-target.ts';
+
+export function registerImageFinish(image: Command): void {
+  image
+    .command('finish <target>')
+    .summary('capture the setup sandbox as the new active image')
+    .description('capture the setup sandbox as the new active image; <target> is an environment (its running session) or a session id')
+    .action(async (target: string, _options, command: Command) => {
+      const ctx = contextFrom(command);
+      const { session } = await resolveSessionTarget(ctx.client, target);
+      const answer = await withProgress('Capturing template', ctx.client.customImages.finish(session.id), { quiet: ctx.json });
+      ctx.print(answer, () => `Template captured: ${describeTemplate(answer.template)}\nFuture runs will boot from it.`);
+    });
+}

@@ -1,0 +1,28 @@
+/**
+ * Shows "Capturing template… 12 s" on stderr while `work` runs: one line rewritten every second on
+ * a terminal, the label once (and the time taken at the end) when stderr is a pipe or file, nothing
+ * in --json mode. Resolves or rejects with `work`.
+ */
+export async function withProgress<T>(label: string, work: Promise<T>, options: { quiet?: boolean } = {}): Promise<T> {
+  if (options.quiet) return work;
+  const started = Date.now();
+  const seconds = () => Math.round((Date.now() - started) / 1000);
+  const tty = process.stderr.isTTY === true;
+  let timer: NodeJS.Timeout | undefined;
+  if (tty) {
+    const draw = () => process.stderr.write(`\r${label}… ${seconds()} s `);
+    draw();
+    timer = setInterval(draw, 1000);
+  } else {
+    process.stderr.write(`${label}…\n`);
+  }
+  let outcome = 'failed';
+  try {
+    const value = await work;
+    outcome = 'done';
+    return value;
+  } finally {
+    if (timer) clearInterval(timer);
+    process.stderr.write(`${tty ? '\r' : ''}${label}… ${outcome} after ${seconds()} s\n`);
+  }
+}
