@@ -3,9 +3,11 @@ import {
   API_PATHS,
   ApiKeyListSchema,
   ApiKeySchema,
+  AuthSessionSchema,
   CancelSetupAnswerSchema,
   type CreateApiKeyBody,
   CreatedApiKeySchema,
+  CSRF_HEADER,
   type CreateEnvironmentBody,
   type CreateSandboxBody,
   CustomImageOverviewSchema,
@@ -22,6 +24,7 @@ import {
   HealthResponseSchema,
   type InstanceSettingsPatchBody,
   InstanceSettingsSchema,
+  LogoutAnswerSchema,
   ProbeAnswerSchema,
   RelinkAnswerSchema,
   RollbackAnswerSchema,
@@ -44,6 +47,11 @@ export interface ClientOptions {
   apiKey?: string | undefined;
   /** Send the browser's cookies instead of a key (the web UI). Default: false. */
   credentials?: 'include' | 'same-origin' | undefined;
+  /**
+   * Send the header that cookie-authenticated mutating requests need (the web UI sets this with
+   * `credentials`). Default: false.
+   */
+  csrfHeader?: boolean | undefined;
   fetch?: typeof fetch | undefined;
 }
 
@@ -54,12 +62,14 @@ export class SandcastClient {
   readonly baseUrl: string;
   private readonly apiKey: string | undefined;
   private readonly credentials: ClientOptions['credentials'];
+  private readonly csrfHeader: boolean;
   private readonly fetchImpl: typeof fetch;
 
   constructor(options: ClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.apiKey = options.apiKey;
     this.credentials = options.credentials;
+    this.csrfHeader = options.csrfHeader ?? false;
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
   }
 
@@ -75,6 +85,7 @@ export class SandcastClient {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';
+    if (this.csrfHeader && method !== 'GET') headers[CSRF_HEADER] = '1';
     let response: Response;
     try {
       response = await this.fetchImpl(url, {
@@ -103,6 +114,13 @@ export class SandcastClient {
   health() {
     return this.request('GET', API_PATHS.health, HealthResponseSchema);
   }
+
+  /** Web UI sessions: log in with an API key to get an httpOnly session cookie. */
+  readonly auth = {
+    session: () => this.request('GET', API_PATHS.authSession, AuthSessionSchema),
+    login: (apiKey: string) => this.request('POST', API_PATHS.authSession, AuthSessionSchema, { body: { apiKey } }),
+    logout: () => this.request('DELETE', API_PATHS.authSession, LogoutAnswerSchema),
+  };
 
   readonly settings = {
     get: () => this.request('GET', API_PATHS.instanceSettings, InstanceSettingsSchema),

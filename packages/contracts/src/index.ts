@@ -1,5 +1,7 @@
 export type { ActivityEntry } from './activity.ts';
 export { ActivityEntrySchema, ActivityListSchema, ActivityQuerySchema } from './activity.ts';
+export type { AuthSession, LoginBody } from './auth.ts';
+export { AuthSessionSchema, CSRF_HEADER, LoginBodySchema, LogoutAnswerSchema, UI_SESSION_COOKIE } from './auth.ts';
 export type {
   ConnectionPayload,
   CustomImageCapability,
@@ -67,3 +69,23 @@ export type { InstanceSettingsBody, InstanceSettingsPatchBody } from './settings
 export { InstanceSettingsPatchSchema, InstanceSettingsSchema } from './settings.ts';
 export type { SandboxTarget } from './targets.ts';
 export { SandboxTargetListSchema, SandboxTargetSchema } from './targets.ts';
+export type {
+  TerminalClientFrame,
+  TerminalCloseReason,
+  TerminalServerFrame,
+  TerminalSessionTokenAnswer,
+  TerminalSocketQuery,
+} from './terminal.ts';
+export {
+  TERMINAL_AUTH_TIMEOUT_MS,
+  TERMINAL_CLOSE_CODES,
+  TERMINAL_CLOSE_REASONS,
+  TERMINAL_CONNECTION_TYPES,
+  TERMINAL_MAX_FRAME_BYTES,
+  TERMINAL_REPLAY_BYTES,
+  TERMINAL_TOKEN_TTL_MS,
+  TerminalClientFrameSchema,
+  TerminalServerFrameSchema,
+  TerminalSessionTokenAnswerSchema,
+  TerminalSocketQuerySchema,
+} from './terminal.ts';

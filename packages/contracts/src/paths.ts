@@ -1,6 +1,7 @@
 /** Every REST path, shared by the server's routes and the client. */
 export const API_PATHS = {
   health: '/api/health',
+  authSession: '/api/auth/session',
   instanceSettings: '/api/instance/settings',
   environments: '/api/environments',
   environment: '/api/environments/:id',
@@ -20,6 +21,8 @@ export const API_PATHS = {
   setupSessionExec: '/api/environment-custom-image-setup-sessions/:sessionId/exec',
   setupSessionFinish: '/api/environment-custom-image-setup-sessions/:sessionId/finish',
   setupSessionCancel: '/api/environment-custom-image-setup-sessions/:sessionId/cancel',
+  terminalSessionToken: '/api/environment-custom-image-setup-sessions/:sessionId/terminal-session-token',
+  terminalSocket: '/api/environment-custom-image-setup-sessions/:sessionId/terminal/ws',
   sandboxes: '/api/sandboxes',
   sandbox: '/api/sandboxes/:id',
   sandboxExec: '/api/sandboxes/:id/exec',

@@ -12,6 +12,8 @@ export { bootSourceDrift, bootSourceOf, canonicalJson } from './fingerprint.ts';
 export { REDACTED, redact } from './redact.ts';
 export type { SandboxDesiredStatus, SandboxStatus } from './sandbox.machine.ts';
 export { SANDBOX_DESIRED_STATUSES, SANDBOX_STATUSES } from './sandbox.machine.ts';
+export type { SecretWarning } from './secret-scan.ts';
+export { likelySecrets } from './secret-scan.ts';
 export type { InstanceSettings, InstanceSettingsPatch } from './settings.ts';
 export { DEFAULT_INSTANCE_SETTINGS, mergeSettings } from './settings.ts';
 export type { SetupSessionStatus } from './setup-session.machine.ts';

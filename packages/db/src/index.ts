@@ -1,6 +1,7 @@
 export type { Database, DatabaseKind, DatabaseOptions, Db } from './connect.ts';
 export { createDb } from './connect.ts';
 export { isUniqueViolation } from './errors.ts';
+export { newId } from './ids.ts';
 export type { Migration, MigrationTarget } from './migrate.ts';
 export { loadMigrations, migrate } from './migrate.ts';
 export type { ActivityRecord, NewActivity } from './repos/activity.repo.ts';
@@ -9,5 +10,7 @@ export type { EnvironmentChange, NewEnvironment } from './repos/environments.rep
 export type { NewSandbox, SandboxPatch } from './repos/sandboxes.repo.ts';
 export type { NewSetupSession, SetupSessionPatch } from './repos/setup-sessions.repo.ts';
 export type { NewTemplate } from './repos/templates.repo.ts';
+export type { SshCredentialRecord } from './repos/ssh-credentials.repo.ts';
+export type { ConsumeOutcome, HostKeyPinOutcome, NewTerminalSession, TerminalSessionRecord } from './repos/terminal-sessions.repo.ts';
 export type { Repositories, Store } from './store.ts';
 export { createRepositories, createStore } from './store.ts';

@@ -141,6 +141,60 @@ export const sandboxes = pgTable('sandboxes', {
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 });
 
+/** Web UI sessions (authenticated mode): the cookie token is stored only as a hash. */
+export const uiSessions = pgTable(
+  'ui_sessions',
+  {
+    id: text('id').primaryKey(),
+    tokenHash: text('token_hash').notNull(),
+    apiKeyId: text('api_key_id')
+      .notNull()
+      .references(() => apiKeys.id, { onDelete: 'cascade' }),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [uniqueIndex('ui_sessions_token_hash_key').on(t.tokenHash), index('ui_sessions_expires_at_idx').on(t.expiresAt)],
+);
+
+/** Browser terminals of setup sessions; the connect token is stored only as a hash. */
+export const terminalSessions = pgTable('terminal_sessions', {
+  id: text('id').primaryKey(),
+  setupSessionId: text('setup_session_id')
+    .notNull()
+    .references(() => setupSessions.id, { onDelete: 'cascade' }),
+  tokenHash: text('token_hash').notNull(),
+  connectionType: text('connection_type').$type<'pty' | 'ssh'>().notNull(),
+  connectExpiresAt: timestamp('connect_expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  sessionExpiresAt: timestamp('session_expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  consumedAt: timestamp('consumed_at', { withTimezone: true, mode: 'date' }),
+  closedAt: timestamp('closed_at', { withTimezone: true, mode: 'date' }),
+  closeReason: text('close_reason'),
+  createdByKeyId: text('created_by_key_id'),
+  createdAt: createdAt(),
+});
+
+/** SSH host keys pinned on first use, per setup session and endpoint. */
+export const terminalHostKeyPins = pgTable('terminal_host_key_pins', {
+  setupSessionId: text('setup_session_id').notNull(),
+  host: text('host').notNull(),
+  port: integer('port').notNull(),
+  fingerprint: text('fingerprint').notNull(),
+  pinnedAt: timestamp('pinned_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+/** The SSH gateway's per-setup-session credentials, stored only as hashes. */
+export const sshGatewayCredentials = pgTable('ssh_gateway_credentials', {
+  id: text('id').primaryKey(),
+  setupSessionId: text('setup_session_id')
+    .notNull()
+    .references(() => setupSessions.id, { onDelete: 'cascade' }),
+  credentialHash: text('credential_hash').notNull(),
+  expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  createdAt: createdAt(),
+});
+
 export const schema = {
   instanceSettings,
   environments,
@@ -150,5 +204,9 @@ export const schema = {
   setupSessions,
   customImageTemplates,
   sandboxes,
+  terminalSessions,
+  terminalHostKeyPins,
+  sshGatewayCredentials,
+  uiSessions,
 };
 export type Schema = typeof schema;

@@ -5,7 +5,10 @@ import { createEnvironmentsRepo } from './repos/environments.repo.ts';
 import { createSandboxesRepo } from './repos/sandboxes.repo.ts';
 import { createSettingsRepo } from './repos/settings.repo.ts';
 import { createSetupSessionsRepo } from './repos/setup-sessions.repo.ts';
+import { createSshCredentialsRepo } from './repos/ssh-credentials.repo.ts';
 import { createTemplatesRepo } from './repos/templates.repo.ts';
+import { createTerminalSessionsRepo } from './repos/terminal-sessions.repo.ts';
+import { createUiSessionsRepo } from './repos/ui-sessions.repo.ts';
 
 export interface Repositories {
   settings: ReturnType<typeof createSettingsRepo>;
@@ -15,6 +18,9 @@ export interface Repositories {
   setupSessions: ReturnType<typeof createSetupSessionsRepo>;
   templates: ReturnType<typeof createTemplatesRepo>;
   sandboxes: ReturnType<typeof createSandboxesRepo>;
+  terminalSessions: ReturnType<typeof createTerminalSessionsRepo>;
+  sshCredentials: ReturnType<typeof createSshCredentialsRepo>;
+  uiSessions: ReturnType<typeof createUiSessionsRepo>;
 }
 
 export function createRepositories(db: Db): Repositories {
@@ -26,6 +32,9 @@ export function createRepositories(db: Db): Repositories {
     setupSessions: createSetupSessionsRepo(db),
     templates: createTemplatesRepo(db),
     sandboxes: createSandboxesRepo(db),
+    terminalSessions: createTerminalSessionsRepo(db),
+    sshCredentials: createSshCredentialsRepo(db),
+    uiSessions: createUiSessionsRepo(db),
   };
 }
 

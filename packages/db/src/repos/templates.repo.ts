@@ -32,6 +32,8 @@ const toTemplate = (row: Row): CustomImageTemplate => ({
 });
 
 export interface NewTemplate {
+  /** Chosen by the caller when it must be known before the insert (to supersede with it). */
+  id?: string | undefined;
   environmentId: string;
   provider: string;
   kind: CustomImageKind;
@@ -58,7 +60,7 @@ export function createTemplatesRepo(db: Db) {
       const [row] = await db
         .insert(templates)
         .values({
-          id: newId('img'),
+          id: input.id ?? newId('img'),
           environmentId: input.environmentId,
           provider: input.provider,
           kind: input.kind,

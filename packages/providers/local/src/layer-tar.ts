@@ -72,6 +72,9 @@ export function dockerLayerTar(cwd: string, what = '.'): Readable {
       if (!error && opaque) pack.entry({ name: `${name}/.wh..wh..opq`, type: 'file', size: 0, mode: 0o644, mtime: header.mtime }, '');
       next(error);
     });
+    // A consumer that stops reading (a cancelled digest) destroys the pack; that is not an error here.
+    stream.on('error', () => undefined);
+    entry.on('error', () => undefined);
     stream.pipe(entry);
   });
   extract.on('finish', () => {
@@ -85,7 +88,11 @@ export function dockerLayerTar(cwd: string, what = '.'): Readable {
   };
   extract.on('error', (error) => pack.destroy(error));
   child.stdout.pipe(extract as unknown as NodeJS.WritableStream);
-  return Readable.from(pack);
+  const out = Readable.from(pack);
+  out.on('close', () => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  return out;
 }
 
 /** Writes a stream to a file and returns its sha256 (`sha256:<hex>`) and size. */
