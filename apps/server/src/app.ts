@@ -4,8 +4,10 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ServerConfig } from './config.ts';
 import { registerAccessControl } from './http/auth.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
+import { registerWebUi } from './http/web-ui.ts';
 import './http/fastify-types.ts';
 import { registerActivityRoutes } from './http/routes/activity.routes.ts';
+import { registerAuthSessionRoutes } from './http/routes/auth-session.routes.ts';
 import { registerCustomImageRoutes } from './http/routes/custom-images.routes.ts';
 import { registerEnvironmentRoutes } from './http/routes/environments.routes.ts';
 import { registerHealthRoutes } from './http/routes/health.routes.ts';
@@ -23,6 +25,7 @@ import { createEnvironmentsService } from './services/environments.service.ts';
 import { createSandboxesService } from './services/sandboxes.service.ts';
 import type { SecretBox } from './services/secrets.ts';
 import { createSettingsService } from './services/settings.service.ts';
+import { createUiSessionsService } from './services/ui-sessions.service.ts';
 import { SANDCAST_VERSION } from './version.ts';
 
 export interface AppDeps {
@@ -67,7 +70,13 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   });
   registerErrorHandling(app);
   registerDrainOnClose(app);
-  registerAccessControl(app, { mode: deps.config.deploymentMode, apiKeys: services.apiKeys, settings: services.settings });
+  registerAccessControl(app, {
+    mode: deps.config.deploymentMode,
+    apiKeys: services.apiKeys,
+    settings: services.settings,
+    uiSessions: services.uiSessions,
+  });
+  registerAuthSessionRoutes(app, { mode: deps.config.deploymentMode, uiSessions: services.uiSessions });
   registerHealthRoutes(app, { version: SANDCAST_VERSION, database: deps.store.kind, mode: deps.config.deploymentMode });
   registerSettingsRoutes(app, services);
   registerEnvironmentRoutes(app, services);
@@ -76,6 +85,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerKeyRoutes(app, services);
   registerCustomImageRoutes(app, services);
   registerSandboxRoutes(app, services);
+  registerWebUi(app, { distDir: deps.config.webDistDir });
   return { app, services, routes };
 }
 
@@ -108,10 +118,12 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     log,
     clock: deps.clock,
   });
+  const apiKeys = createApiKeysService({ store });
   return {
     settings: createSettingsService({ store }),
     environments,
-    apiKeys: createApiKeysService({ store }),
+    apiKeys,
+    uiSessions: createUiSessionsService({ store, apiKeys, ttlMs: deps.config.uiSessionTtlMs, clock: deps.clock }),
     setupSessions,
     customImages: createCustomImagesService({ store, loadEnvironment, setupSessions, log }),
     sandboxes: createSandboxesService({ store, providers, loadEnvironment, log }),

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DEPLOYMENT_MODES, type DeploymentMode, SandcastError } from '@sandcast/core';
 
 /** Everything the server reads from its environment, with defaults applied. */
@@ -22,7 +23,14 @@ export interface ServerConfig {
   secretKey: string | null;
   /** SANDCAST_RECONCILE_INTERVAL_SECONDS, default 15: expiry sweep and garbage collection. */
   reconcileIntervalMs: number;
+  /** SANDCAST_UI_SESSION_HOURS, default 12: how long a web UI login lasts. */
+  uiSessionTtlMs: number;
+  /** SANDCAST_WEB_DIST, default apps/web/dist: the built web UI served at `/`. */
+  webDistDir: string;
 }
+
+/** Where `npm run build -w apps/web` writes the UI. */
+export const DEFAULT_WEB_DIST = fileURLToPath(new URL('../../web/dist/', import.meta.url));
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -50,6 +58,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     logLevel: env.SANDCAST_LOG_LEVEL ?? 'info',
     secretKey: env.SANDCAST_SECRET_KEY ?? null,
     reconcileIntervalMs: positiveSeconds(env.SANDCAST_RECONCILE_INTERVAL_SECONDS, 'SANDCAST_RECONCILE_INTERVAL_SECONDS', 15) * 1000,
+    uiSessionTtlMs: positiveSeconds(env.SANDCAST_UI_SESSION_HOURS, 'SANDCAST_UI_SESSION_HOURS', 12) * 3_600_000,
+    webDistDir: path.resolve(env.SANDCAST_WEB_DIST || DEFAULT_WEB_DIST),
   };
   assertBindAllowed(config);
   return config;

@@ -1,7 +1,21 @@
+import { CSRF_HEADER } from '@sandcast/contracts';
 import { allows, type DeploymentMode, type Principal, SandcastError } from '@sandcast/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiKeysService } from '../services/api-keys.service.ts';
 import type { SettingsService } from '../services/settings.service.ts';
+import type { UiSessionsService } from '../services/ui-sessions.service.ts';
+import { readSessionCookie } from './session-cookie.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** How the principal was established; null for anonymous callers. */
+    authVia: 'local' | 'cookie' | 'bearer' | null;
+    /** When the web UI session behind this request ends (cookie callers only). */
+    uiSessionExpiresAt: string | null;
+  }
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The implicit caller in local_trusted mode: whoever can reach loopback is the operator. */
 export const LOCAL_OPERATOR: Principal = { role: 'admin', keyId: null };
@@ -19,9 +33,11 @@ function bearer(request: FastifyRequest): string | null | 'malformed' {
  */
 export function registerAccessControl(
   app: FastifyInstance,
-  deps: { mode: DeploymentMode; apiKeys: ApiKeysService; settings: SettingsService },
+  deps: { mode: DeploymentMode; apiKeys: ApiKeysService; settings: SettingsService; uiSessions: UiSessionsService },
 ): void {
   app.decorateRequest('principal', null);
+  app.decorateRequest('authVia', null);
+  app.decorateRequest('uiSessionExpiresAt', null);
 
   app.addHook('onRoute', (route) => {
     if (!route.config?.access) {
@@ -38,8 +54,25 @@ export function registerAccessControl(
       request.principal = await deps.apiKeys.authenticate(token);
       if (!request.principal)
         throw new SandcastError('unauthorized', 'the API key is unknown or revoked; create a new one with `sandcast keys create`');
-    } else if (deps.mode === 'local_trusted') {
-      request.principal = LOCAL_OPERATOR;
+      request.authVia = 'bearer';
+    } else {
+      // A web UI session cookie; one that is unknown or expired counts as no credential at all.
+      const cookie = readSessionCookie(request);
+      const session = cookie ? await deps.uiSessions.authenticate(cookie) : null;
+      if (session) {
+        if (!SAFE_METHODS.has(request.method) && request.headers[CSRF_HEADER] !== '1') {
+          throw new SandcastError(
+            'forbidden',
+            `a request authenticated by the session cookie that changes state must send the header "${CSRF_HEADER}: 1"`,
+          );
+        }
+        request.principal = session.principal;
+        request.authVia = 'cookie';
+        request.uiSessionExpiresAt = session.expiresAt;
+      } else if (deps.mode === 'local_trusted') {
+        request.principal = LOCAL_OPERATOR;
+        request.authVia = 'local';
+      }
     }
     if (allows(access, request.principal)) return;
     if (!request.principal) throw new SandcastError('unauthorized', 'this route needs an API key: send "Authorization: Bearer <api key>"');
