@@ -29,9 +29,13 @@ async function scan(root: string): Promise<Map<string, Entry>> {
   return entries;
 }
 
-/** Compares a sandbox root against the tree it started from (empty when it started from nothing). */
+/**
+ * Compares a sandbox root against the tree it started from. A sandbox that started from nothing
+ * started with an empty `/workspace`, which is not a change.
+ */
 export async function diffTrees(baseRoot: string | null, currentRoot: string): Promise<FileChange[]> {
-  const [base, current] = await Promise.all([baseRoot ? scan(baseRoot) : new Map<string, Entry>(), scan(currentRoot)]);
+  const emptyStart = new Map<string, Entry>([['/workspace', { type: 'directory', size: 0, mtimeMs: 0 }]]);
+  const [base, current] = await Promise.all([baseRoot ? scan(baseRoot) : emptyStart, scan(currentRoot)]);
   const changes: FileChange[] = [];
   for (const [p, entry] of current) {
     const before = base.get(p);

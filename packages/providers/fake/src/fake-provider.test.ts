@@ -51,6 +51,21 @@ describe('fake provider failure injection', () => {
     await provider.cancelInteractiveSetup(lease.leaseId);
   });
 
+  it('lists only what a setup changed: the empty workspace it started with is not a change', async () => {
+    const provider = createFakeProvider({ dataDir: await newDataDir() });
+    const lease = await provider.startInteractiveSetup({
+      setupSessionId: 's',
+      environmentId: 'e',
+      config: {},
+      source: null,
+      ttlSeconds: 60,
+    });
+    expect(await provider.listChanges(lease.leaseId)).toEqual([]);
+    await provider.exec(lease.leaseId, { command: ['sh', '-c', 'echo x > new.txt'] });
+    expect(await provider.listChanges(lease.leaseId)).toEqual([{ path: '/workspace/new.txt', kind: 'added', sizeBytes: 2, type: 'file' }]);
+    await provider.cancelInteractiveSetup(lease.leaseId);
+  });
+
   it('refuses paths that escape the sandbox root', async () => {
     const provider = createFakeProvider({ dataDir: await newDataDir() });
     const { instanceId } = await provider.create({ sandboxId: 's2', environmentId: 'e', config: {} });
