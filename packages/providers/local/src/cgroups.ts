@@ -21,8 +21,11 @@ export interface Cgroups {
   createSandbox(instanceId: string, limits: Limits): Promise<void>;
   /** Creates a child group; returns the `cgroup.procs` files a process must join. */
   createChild(instanceId: string, child: string): Promise<string[]>;
-  /** Kills every process in a child group (or the whole sandbox when child is null) and waits for them to exit. */
-  kill(instanceId: string, child: string | null): Promise<void>;
+  /**
+   * Kills every process in a child group (or the whole sandbox when child is null) and waits for
+   * them to exit; with `reaped`, also until their pids are released so the sandbox can fork again.
+   */
+  kill(instanceId: string, child: string | null, options?: { reaped?: boolean }): Promise<void>;
   /** Removes a child group if it is empty. */
   removeChild(instanceId: string, child: string): Promise<void>;
   /** Kills everything and removes the sandbox group. */
@@ -157,13 +160,14 @@ class CgroupsV1 implements Cgroups {
     ];
   }
 
-  async kill(instanceId: string, child: string | null): Promise<void> {
+  async kill(instanceId: string, child: string | null, options: { reaped?: boolean } = {}): Promise<void> {
     const dir = child ? join(this.roots.freezer, instanceId, child) : join(this.roots.freezer, instanceId);
     if (!existsSync(dir)) return;
     // Kill until empty: a process forked between reading the list and the kill is caught on the
     // next pass, and the pids limit bounds how many there can be. (The v1 freezer can leave killed
     // tasks stuck, so it only serves as the grouping here.)
     await waitEmpty(dir, true);
+    if (!options.reaped) return;
     const pids = join(this.roots.pids, instanceId);
     await waitReaped(join(pids, 'pids.current'), async () => [join(pids, 'tasks')]);
   }
@@ -222,11 +226,12 @@ class CgroupsV2 implements Cgroups {
     return [join(dir, 'cgroup.procs')];
   }
 
-  async kill(instanceId: string, child: string | null): Promise<void> {
+  async kill(instanceId: string, child: string | null, options: { reaped?: boolean } = {}): Promise<void> {
     const dir = child ? join(this.root, instanceId, child) : join(this.root, instanceId);
     if (!existsSync(dir)) return;
     await writeFile(join(dir, 'cgroup.kill'), '1').catch(() => undefined);
     await waitEmpty(dir, true);
+    if (!options.reaped) return;
     const sandbox = join(this.root, instanceId);
     await waitReaped(join(sandbox, 'pids.current'), async () =>
       (await procsFiles(sandbox)).map((f) => f.replace(/cgroup\.procs$/, 'cgroup.threads')),

@@ -44,8 +44,14 @@ export function dockerLayerTar(cwd: string, what = '.'): Readable {
     stderr += chunk.toString('utf8');
   });
   const extract = tar.extract();
+  let closed = false;
   const pack = tar.pack();
   extract.on('entry', (header: PaxHeaders, stream, next) => {
+    if (closed) {
+      stream.on('error', () => undefined);
+      stream.resume();
+      return next();
+    }
     const name = clean(header.name);
     const skip = () => {
       stream.on('end', () => next());
@@ -90,6 +96,7 @@ export function dockerLayerTar(cwd: string, what = '.'): Readable {
   child.stdout.pipe(extract as unknown as NodeJS.WritableStream);
   const out = Readable.from(pack);
   out.on('close', () => {
+    closed = true;
     if (child.exitCode === null) child.kill('SIGKILL');
   });
   return out;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type {
@@ -94,6 +94,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   const cgroupName = `sandcast-local-${createHash('sha256').update(layout.root).digest('hex').slice(0, 12)}`;
   const cgroups: Cgroups | null = detectCgroups(cgroupName);
   const instances = cgroups ? new Instances(layout, cgroups, layout.seccomp) : null;
+  const background = new Set<Promise<void>>();
   const digests = new Map<string, { stop: () => void; done: Promise<void> }>();
   let availability: Promise<Availability> | null = null;
   let ready: Promise<void> | null = null;
@@ -242,7 +243,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       return await awaitProcess(child, {
         stdin: request.stdin,
         timeoutMs: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-        killTree: () => cgroups!.kill(record.id, group),
+        killTree: () => cgroups!.kill(record.id, group, { reaped: true }),
       });
     } finally {
       await cgroups!.removeChild(record.id, group);
@@ -468,7 +469,12 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
           error,
         );
       } finally {
-        await instances!.teardown(record.id);
+        // The setup is already stopped and unmounted: forget it now, remove its leftovers
+        // (cgroups, work dirs) after the capture returns.
+        await rm(join(instances!.dir(record.id), 'instance.json'), { force: true });
+        const cleanup = instances!.teardown(record.id).catch(() => undefined);
+        background.add(cleanup);
+        void cleanup.finally(() => background.delete(cleanup));
       }
       void scheduleDigest(captured.layer.id);
       const local = await store.toLocalImage(captured.image);
@@ -506,6 +512,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     },
 
     async close(): Promise<void> {
+      await Promise.all(background);
       for (const { stop } of digests.values()) stop();
       await Promise.all([...digests.values()].map((d) => d.done));
       const holder = (await readFile(layout.lock, 'utf8').catch(() => '')).trim();
