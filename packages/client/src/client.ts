@@ -7,9 +7,9 @@ import {
   CancelSetupAnswerSchema,
   type CreateApiKeyBody,
   CreatedApiKeySchema,
-  CSRF_HEADER,
   type CreateEnvironmentBody,
   type CreateSandboxBody,
+  CSRF_HEADER,
   CustomImageOverviewSchema,
   CustomImageTemplateListSchema,
   DisableAnswerSchema,
@@ -38,6 +38,7 @@ import {
   type UpdateEnvironmentBody,
 } from '@sandcast/contracts';
 import { z } from 'zod';
+import { baseImagesApi } from './base-images.ts';
 import { SandcastApiError, SandcastConnectionError } from './errors.ts';
 
 export interface ClientOptions {
@@ -110,6 +111,43 @@ export class SandcastClient {
     }
     return schema.parse(json);
   }
+
+  /**
+   * Sends a request whose body or answer is not JSON (archives, NDJSON progress). Error answers
+   * still throw SandcastApiError; a successful Response is returned unread.
+   */
+  async raw(method: Method, path: string, options: { body?: BodyInit; contentType?: string } = {}): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
+    if (options.contentType) headers['content-type'] = options.contentType;
+    let response: Response;
+    try {
+      response = await this.fetchImpl(this.baseUrl + path, {
+        method,
+        headers,
+        body: options.body,
+        // Streams go up as they are read.
+        ...(options.body instanceof ReadableStream ? { duplex: 'half' } : {}),
+        ...(this.credentials ? { credentials: this.credentials } : {}),
+      } as RequestInit);
+    } catch (error) {
+      throw new SandcastConnectionError(this.baseUrl, error);
+    }
+    if (!response.ok) {
+      const text = await response.text();
+      const envelope = ErrorEnvelopeSchema.safeParse(safeJson(text));
+      if (envelope.success) throw new SandcastApiError({ status: response.status, ...envelope.data.error });
+      throw new SandcastApiError({
+        status: response.status,
+        code: 'http_error',
+        message: `HTTP ${response.status}: ${text.slice(0, 200)}`,
+      });
+    }
+    return response;
+  }
+
+  /** Base images a provider keeps itself (the local provider). */
+  readonly baseImages = baseImagesApi(this);
 
   health() {
     return this.request('GET', API_PATHS.health, HealthResponseSchema);

@@ -1,3 +1,4 @@
+export type { ProgressListener } from './base-images.ts';
 export type { ClientOptions } from './client.ts';
 export { SandcastClient } from './client.ts';
 export { SandcastApiError, SandcastConnectionError } from './errors.ts';

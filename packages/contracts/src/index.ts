@@ -2,6 +2,14 @@ export type { ActivityEntry } from './activity.ts';
 export { ActivityEntrySchema, ActivityListSchema, ActivityQuerySchema } from './activity.ts';
 export type { AuthSession, LoginBody } from './auth.ts';
 export { AuthSessionSchema, CSRF_HEADER, LoginBodySchema, LogoutAnswerSchema, UI_SESSION_COOKIE } from './auth.ts';
+export type { BaseImage, BuildBaseImageBody, ImageOperationLine } from './base-images.ts';
+export {
+  BaseImageListSchema,
+  BaseImageSchema,
+  BuildBaseImageBodySchema,
+  ImageOperationLineSchema,
+  ImportBaseImageQuerySchema,
+} from './base-images.ts';
 export type {
   ConnectionPayload,
   CustomImageCapability,

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
+import type { BaseImageStore } from './base-images.ts';
 import type { ProviderCapabilities, TemplateKind } from './capabilities.ts';
 
 /** Environment config after the provider's schema parsed it, secrets decrypted. */
@@ -166,6 +167,9 @@ export interface SandboxProvider {
   cancelInteractiveSetup(leaseId: string): Promise<void>;
   deleteTemplate(template: TemplateRef): Promise<void>;
   listChanges(leaseId: string): Promise<FileChange[]>;
+
+  /** Base images the provider stores itself, when it has such a store (the local provider). */
+  readonly baseImages?: BaseImageStore | undefined;
 
   /** Releases what the provider holds in this process (connections, timers); not the sandboxes. */
   close?(): Promise<void>;
