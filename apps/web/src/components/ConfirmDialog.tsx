@@ -1,0 +1,60 @@
+import * as AlertDialog from '@radix-ui/react-alert-dialog';
+import type { ReactNode } from 'react';
+import { Button } from './Button.tsx';
+
+/**
+ * An accessible confirmation: focus moves into it, Escape or Cancel closes it, and the
+ * caller's `onCancel` runs when the operator backs out.
+ */
+export function ConfirmDialog({
+  open,
+  onOpenChange,
+  title,
+  description,
+  confirmLabel,
+  danger = false,
+  onConfirm,
+  onCancel,
+  children,
+}: {
+  open: boolean;
+  onOpenChange: (open: boolean) => void;
+  title: string;
+  description: ReactNode;
+  confirmLabel: string;
+  danger?: boolean;
+  onConfirm: () => void;
+  onCancel?: () => void;
+  children?: ReactNode;
+}) {
+  return (
+    <AlertDialog.Root
+      open={open}
+      onOpenChange={(next) => {
+        if (!next) onCancel?.();
+        onOpenChange(next);
+      }}
+    >
+      <AlertDialog.Portal>
+        <AlertDialog.Overlay className="fixed inset-0 z-40 bg-black/60" />
+        <AlertDialog.Content className="fixed top-1/2 left-1/2 z-50 w-[min(32rem,calc(100vw-2rem))] -translate-x-1/2 -translate-y-1/2 rounded-lg border border-zinc-700 bg-zinc-900 p-5 shadow-xl">
+          <AlertDialog.Title className="text-base font-semibold text-zinc-50">{title}</AlertDialog.Title>
+          <AlertDialog.Description asChild>
+            <div className="mt-2 text-sm text-zinc-300">{description}</div>
+          </AlertDialog.Description>
+          {children}
+          <div className="mt-5 flex justify-end gap-2">
+            <AlertDialog.Cancel asChild>
+              <Button>Cancel</Button>
+            </AlertDialog.Cancel>
+            <AlertDialog.Action asChild>
+              <Button variant={danger ? 'danger' : 'primary'} onClick={onConfirm}>
+                {confirmLabel}
+              </Button>
+            </AlertDialog.Action>
+          </div>
+        </AlertDialog.Content>
+      </AlertDialog.Portal>
+    </AlertDialog.Root>
+  );
+}

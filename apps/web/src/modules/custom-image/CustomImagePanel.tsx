@@ -1,0 +1,129 @@
+import type { EnvironmentBody } from '@sandcast/contracts';
+import { Wrench } from 'lucide-react';
+import { useCustomImageHistory, useCustomImageOverview } from '../../api/queries.ts';
+import { Button } from '../../components/Button.tsx';
+import { Section } from '../../components/Section.tsx';
+import { ErrorState, Skeleton, Spinner } from '../../components/States.tsx';
+import { StatusBadge } from '../../components/StatusBadge.tsx';
+import { ActiveTemplateView } from './ActiveTemplateView.tsx';
+import { ImageHistory } from './ImageHistory.tsx';
+import { ACTIVE_SESSION_STATUSES } from './labels.ts';
+import { SessionStatusLine } from './SessionStatusLine.tsx';
+import { SetupSessionView } from './SetupSessionView.tsx';
+import { useCustomImageActions } from './use-custom-image-actions.ts';
+
+export const PANEL_DESCRIPTION =
+  'Start a setup sandbox, prepare it in the browser terminal, then capture the running machine as a reusable image for future runs.';
+
+/**
+ * The Custom image section of an existing environment: what the provider can do, the setup
+ * session while one runs, the active image and its actions, and every image it ever had.
+ */
+export function CustomImagePanel({ environment, providerName }: { environment: EnvironmentBody; providerName: string }) {
+  const overview = useCustomImageOverview(environment.id);
+  const history = useCustomImageHistory(environment.id);
+  const actions = useCustomImageActions(environment.id);
+
+  const capability = overview.data?.capability;
+  return (
+    <Section
+      id="custom-image"
+      title="Custom image"
+      description={PANEL_DESCRIPTION}
+      actions={
+        capability ? <StatusBadge tone={capability.state === 'template_setup' ? 'neutral' : 'muted'}>{capability.label}</StatusBadge> : null
+      }
+    >
+      {overview.isPending ? (
+        <Skeleton lines={4} label="Loading the custom image" />
+      ) : overview.isError ? (
+        <ErrorState error={overview.error} onRetry={() => overview.refetch()} title="Could not load the custom image" />
+      ) : (
+        <PanelBody
+          environmentId={environment.id}
+          providerName={providerName}
+          overview={overview.data}
+          history={history.data ?? []}
+          actions={actions}
+        />
+      )}
+    </Section>
+  );
+}
+
+function PanelBody({
+  providerName,
+  overview,
+  history,
+  actions,
+}: {
+  environmentId: string;
+  providerName: string;
+  overview: NonNullable<ReturnType<typeof useCustomImageOverview>['data']>;
+  history: NonNullable<ReturnType<typeof useCustomImageHistory>['data']>;
+  actions: ReturnType<typeof useCustomImageActions>;
+}) {
+  const { capability, activeSession, latestSession, activeTemplate } = overview;
+  if (capability.state === 'unsupported_provider') {
+    return (
+      <p className="text-sm text-zinc-300" data-testid="capability-message">
+        {capability.message ?? 'This provider does not advertise interactive template setup.'}
+      </p>
+    );
+  }
+  if (capability.state === 'capture_unavailable') {
+    return (
+      <p className="text-sm text-zinc-300" data-testid="capability-message">
+        {capability.message ?? 'This provider advertises setup, but image capture is unavailable.'}
+      </p>
+    );
+  }
+
+  const session = activeSession && ACTIVE_SESSION_STATUSES.has(activeSession.status) ? activeSession : null;
+  const browserTerminal = capability.connectionTypes.length > 0;
+  const canRollback = activeTemplate
+    ? history.some((t) => t.status === 'superseded' && t.supersededByTemplateId === activeTemplate.id)
+    : false;
+  // The end of the last session (captured, cancelled, expired, failed) stays in view until the next one.
+  const lastEnded = !session && latestSession && !ACTIVE_SESSION_STATUSES.has(latestSession.status) ? latestSession : null;
+
+  return (
+    <div className="space-y-5">
+      {session ? (
+        <SetupSessionView key={session.id} session={session} actions={actions} browserTerminal={browserTerminal} />
+      ) : (
+        <>
+          {lastEnded ? <SessionStatusLine session={lastEnded} /> : null}
+          {activeTemplate ? (
+            <ActiveTemplateView
+              template={activeTemplate}
+              overview={overview}
+              providerName={providerName}
+              canRollback={canRollback}
+              actions={actions}
+            />
+          ) : (
+            <div
+              className="flex flex-wrap items-center justify-between gap-3 rounded-md border border-dashed border-zinc-700 p-4"
+              data-testid="not-configured"
+            >
+              <div>
+                <p className="text-sm font-medium text-zinc-100">Not configured</p>
+                <p className="text-sm text-zinc-300">Capture a custom {providerName} image with your tools already logged in.</p>
+              </div>
+              <Button
+                variant="primary"
+                disabled={actions.start.isPending}
+                onClick={() => actions.start.mutate(undefined)}
+                icon={actions.start.isPending ? <Spinner /> : <Wrench aria-hidden className="size-4" />}
+              >
+                {actions.start.isPending ? 'Starting…' : 'Configure image'}
+              </Button>
+            </div>
+          )}
+        </>
+      )}
+      <ImageHistory templates={history} />
+    </div>
+  );
+}

@@ -1,0 +1,60 @@
+import type { CustomImageTemplateBody, SetupSessionBody } from '@sandcast/contracts';
+import type { StatusTone } from '../../components/StatusBadge.tsx';
+
+export const ACTIVE_SESSION_STATUSES: ReadonlySet<SetupSessionBody['status']> = new Set(['starting', 'waiting_for_user', 'capturing']);
+
+export function sessionTone(status: SetupSessionBody['status']): StatusTone {
+  switch (status) {
+    case 'starting':
+    case 'waiting_for_user':
+    case 'capturing':
+      return 'running';
+    case 'promoted':
+      return 'active';
+    case 'failed':
+      return 'failed';
+    case 'timed_out':
+      return 'warning';
+    case 'cancelled':
+      return 'muted';
+  }
+}
+
+export function templateTone(status: CustomImageTemplateBody['status']): StatusTone {
+  switch (status) {
+    case 'active':
+      return 'active';
+    case 'superseded':
+      return 'muted';
+    case 'revoked':
+      return 'neutral';
+    case 'failed':
+      return 'failed';
+  }
+}
+
+export const KIND_LABEL: Record<CustomImageTemplateBody['kind'], string> = {
+  snapshot: 'Snapshot',
+  image: 'Image',
+  provider_template: 'Provider template',
+};
+
+export function formatBytes(bytes: number | null): string {
+  if (bytes === null) return '—';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value < 10 && unit > 0 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+}
+
+/** The toasts that say what the next run boots from. */
+export const TOASTS = {
+  promoted: 'Future runs can use the promoted template.',
+  rolledBack: 'Future runs will use the previous template.',
+  disabled: 'Future runs will use the base provider configuration.',
+  unchanged: 'The active template was not changed.',
+} as const;

@@ -1,0 +1,242 @@
+import { useId } from 'react';
+import { fieldHint, fieldKind, fieldLabel, isSecretPlaceholder, type JsonSchema } from './json-schema.ts';
+
+type Config = Record<string, unknown>;
+
+const INPUT = 'w-full rounded-md border border-zinc-700 bg-zinc-950 px-2.5 py-1.5 text-sm text-zinc-100 placeholder:text-zinc-500';
+
+function setKey(config: Config, key: string, value: unknown): Config {
+  const next = { ...config };
+  if (value === undefined) delete next[key];
+  else next[key] = value;
+  return next;
+}
+
+/**
+ * The provider's config as a form, generated from its JSON Schema. Secret fields are password
+ * inputs that never show the stored value: the API answers `{"secret":true,"set":true}`, and
+ * sending that placeholder back keeps what is stored.
+ */
+export function ConfigForm({
+  schema,
+  value,
+  onChange,
+  idPrefix = 'config',
+}: {
+  schema: JsonSchema;
+  value: Config;
+  onChange: (next: Config) => void;
+  idPrefix?: string;
+}) {
+  const properties = Object.entries(schema.properties ?? {});
+  if (properties.length === 0) return <p className="text-sm text-zinc-400">This provider has no settings.</p>;
+  return (
+    <div className="grid gap-4 sm:grid-cols-2">
+      {properties.map(([name, field]) => (
+        <Field
+          key={name}
+          name={name}
+          schema={field}
+          required={schema.required?.includes(name) ?? false}
+          value={value[name]}
+          onChange={(v) => onChange(setKey(value, name, v))}
+          idPrefix={idPrefix}
+        />
+      ))}
+    </div>
+  );
+}
+
+function Field({
+  name,
+  schema,
+  required,
+  value,
+  onChange,
+  idPrefix,
+}: {
+  name: string;
+  schema: JsonSchema;
+  required: boolean;
+  value: unknown;
+  onChange: (v: unknown) => void;
+  idPrefix: string;
+}) {
+  const id = `${idPrefix}-${name}-${useId()}`;
+  const kind = fieldKind(schema);
+  const label = fieldLabel(name, schema);
+  const hint = fieldHint(schema);
+  const labelEl = (
+    <label htmlFor={id} className="text-sm font-medium text-zinc-100">
+      {label}
+      {required ? <span className="text-zinc-400"> (required)</span> : null}
+    </label>
+  );
+  const hintEl = hint ? (
+    <p id={`${id}-hint`} className="text-xs text-zinc-400">
+      {hint}
+    </p>
+  ) : null;
+  const describedBy = hint ? `${id}-hint` : undefined;
+
+  switch (kind) {
+    case 'object':
+      return (
+        <fieldset className="space-y-3 rounded-md border border-zinc-800 p-3 sm:col-span-2">
+          <legend className="px-1 text-sm font-medium text-zinc-100">{label}</legend>
+          <ConfigForm
+            schema={schema}
+            value={(value as Config | undefined) ?? {}}
+            onChange={(next) => onChange(Object.keys(next).length ? next : undefined)}
+            idPrefix={`${idPrefix}-${name}`}
+          />
+        </fieldset>
+      );
+    case 'boolean':
+      return (
+        <div className="flex items-center gap-2">
+          <input
+            id={id}
+            type="checkbox"
+            checked={value === true}
+            onChange={(e) => onChange(e.target.checked)}
+            aria-describedby={describedBy}
+          />
+          {labelEl}
+          {hintEl}
+        </div>
+      );
+    case 'enum':
+      return (
+        <div className="space-y-1">
+          {labelEl}
+          <select
+            id={id}
+            className={INPUT}
+            value={value === undefined ? '' : String(value)}
+            onChange={(e) => onChange(e.target.value === '' ? undefined : e.target.value)}
+            aria-describedby={describedBy}
+          >
+            <option value="">{schema.default !== undefined ? `Default (${String(schema.default)})` : 'Not set'}</option>
+            {schema.enum!.map((option) => (
+              <option key={String(option)} value={String(option)}>
+                {String(option)}
+              </option>
+            ))}
+          </select>
+          {hintEl}
+        </div>
+      );
+    case 'number':
+    case 'integer':
+      return (
+        <div className="space-y-1">
+          {labelEl}
+          <input
+            id={id}
+            type="number"
+            inputMode={kind === 'integer' ? 'numeric' : 'decimal'}
+            step={kind === 'integer' ? 1 : 'any'}
+            className={INPUT}
+            value={typeof value === 'number' ? value : ''}
+            onChange={(e) => onChange(e.target.value === '' ? undefined : Number(e.target.value))}
+            aria-describedby={describedBy}
+          />
+          {hintEl}
+        </div>
+      );
+    case 'secret': {
+      const stored = isSecretPlaceholder(value) && value.set;
+      return (
+        <div className="space-y-1">
+          {labelEl}
+          <input
+            id={id}
+            type="password"
+            autoComplete="new-password"
+            className={INPUT}
+            value={typeof value === 'string' ? value : ''}
+            placeholder={stored ? 'Stored — leave empty to keep it' : 'Not set'}
+            onChange={(e) => onChange(e.target.value === '' ? (stored ? { secret: true, set: true } : undefined) : e.target.value)}
+            aria-describedby={`${id}-secret`}
+          />
+          <p id={`${id}-secret`} className="text-xs text-zinc-400">
+            {stored
+              ? 'A value is stored, encrypted. It is never shown; type a new one to replace it.'
+              : 'Stored encrypted; never shown again.'}
+          </p>
+        </div>
+      );
+    }
+    case 'string-map':
+      return (
+        <div className="space-y-1 sm:col-span-2">
+          {labelEl}
+          <textarea
+            id={id}
+            rows={3}
+            className={`${INPUT} font-mono`}
+            placeholder="NAME=value, one per line"
+            defaultValue={Object.entries((value as Record<string, string> | undefined) ?? {})
+              .map(([k, v]) => `${k}=${v}`)
+              .join('\n')}
+            onChange={(e) => {
+              const entries = e.target.value
+                .split('\n')
+                .map((line) => line.trim())
+                .filter(Boolean)
+                .map(
+                  (line) =>
+                    [
+                      line.slice(0, line.indexOf('=') < 0 ? line.length : line.indexOf('=')),
+                      line.includes('=') ? line.slice(line.indexOf('=') + 1) : '',
+                    ] as const,
+                );
+              onChange(entries.length ? Object.fromEntries(entries) : undefined);
+            }}
+            aria-describedby={describedBy}
+          />
+          {hintEl}
+        </div>
+      );
+    case 'json':
+      return (
+        <div className="space-y-1 sm:col-span-2">
+          {labelEl}
+          <textarea
+            id={id}
+            rows={3}
+            className={`${INPUT} font-mono`}
+            defaultValue={value === undefined ? '' : JSON.stringify(value, null, 2)}
+            onChange={(e) => {
+              try {
+                onChange(e.target.value.trim() === '' ? undefined : JSON.parse(e.target.value));
+              } catch {
+                // keep the last valid value until the JSON parses
+              }
+            }}
+            aria-describedby={describedBy}
+          />
+          {hintEl}
+        </div>
+      );
+    default:
+      return (
+        <div className="space-y-1">
+          {labelEl}
+          <input
+            id={id}
+            type="text"
+            spellCheck={false}
+            className={`${INPUT} font-mono`}
+            value={typeof value === 'string' ? value : ''}
+            placeholder={schema.default !== undefined ? String(schema.default) : undefined}
+            onChange={(e) => onChange(e.target.value === '' ? undefined : e.target.value)}
+            aria-describedby={describedBy}
+            required={required}
+          />
+          {hintEl}
+        </div>
+      );
+  }
+}

@@ -1,0 +1,259 @@
+import '@xterm/xterm/css/xterm.css';
+import { SandcastApiError } from '@sandcast/client';
+import type { FitAddon } from '@xterm/addon-fit';
+import type { Terminal } from '@xterm/xterm';
+import { Plug, PlugZap, RotateCw, Unplug } from 'lucide-react';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { useClient } from '../../api/client-context.tsx';
+import { errorMessage } from '../../api/errors.ts';
+import { Button } from '../../components/Button.tsx';
+import { Spinner } from '../../components/States.tsx';
+import { CLOSE_REASON_WORDS, parseServerFrame, requestTerminalToken, type TerminalClientFrame, websocketUrl } from './terminal-protocol.ts';
+
+export type TerminalState =
+  | { kind: 'idle' }
+  | { kind: 'connecting' }
+  | { kind: 'connected' }
+  | { kind: 'closed'; reason: string }
+  | { kind: 'failed'; message: string };
+
+const STATE_LABEL: Record<TerminalState['kind'], string> = {
+  idle: 'Ready to connect',
+  connecting: 'Connecting',
+  connected: 'Connected',
+  closed: 'Closed',
+  failed: 'Connection failed',
+};
+
+const STATE_DOT: Record<TerminalState['kind'], string> = {
+  idle: 'bg-zinc-400',
+  connecting: 'bg-sky-400',
+  connected: 'bg-emerald-400',
+  closed: 'bg-zinc-500',
+  failed: 'bg-red-400',
+};
+
+/** The height the operator dragged the terminal to survives a reload (it is not secret). */
+const HEIGHT_KEY = 'sandcast.terminal.height';
+const DEFAULT_HEIGHT = 340;
+
+function savedHeight(): number {
+  const raw = Number(globalThis.localStorage?.getItem(HEIGHT_KEY));
+  return Number.isFinite(raw) && raw >= 160 && raw <= 2000 ? raw : DEFAULT_HEIGHT;
+}
+
+/**
+ * xterm.js attached to a setup session's shell over the terminal WebSocket: a connect token over
+ * REST, the socket without credentials in its URL, the token in the first frame. The header says
+ * plainly whether it is connected and, when it is not, why.
+ */
+export function BrowserTerminal({
+  sessionId,
+  autoOpen,
+  onUnavailable,
+}: {
+  sessionId: string;
+  /** Open as soon as it mounts (the session is running). */
+  autoOpen: boolean;
+  /** Called when this provider connection has no browser terminal. */
+  onUnavailable: () => void;
+}) {
+  const client = useClient();
+  const [state, setState] = useState<TerminalState>({ kind: 'idle' });
+  const hostRef = useRef<HTMLDivElement>(null);
+  const termRef = useRef<{ term: Terminal; fit: FitAddon } | null>(null);
+  const socketRef = useRef<WebSocket | null>(null);
+  const userClosedRef = useRef(false);
+
+  const send = useCallback((frame: TerminalClientFrame) => {
+    const socket = socketRef.current;
+    if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
+  }, []);
+
+  // The xterm instance lives as long as the component; sockets come and go.
+  useEffect(() => {
+    let disposed = false;
+    let observer: ResizeObserver | undefined;
+    void (async () => {
+      const [{ Terminal }, { FitAddon }] = await Promise.all([import('@xterm/xterm'), import('@xterm/addon-fit')]);
+      if (disposed || !hostRef.current) return;
+      const term = new Terminal({
+        cursorBlink: true,
+        fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace',
+        fontSize: 13,
+        theme: { background: '#09090b', foreground: '#e4e4e7', cursor: '#5eead4' },
+        scrollback: 5000,
+      });
+      const fit = new FitAddon();
+      term.loadAddon(fit);
+      term.open(hostRef.current);
+      termRef.current = { term, fit };
+      term.onData((data) => send({ type: 'input', data }));
+      term.onResize(({ cols, rows }) => send({ type: 'resize', cols, rows }));
+      const refit = () => {
+        try {
+          fit.fit();
+        } catch {
+          // not laid out yet
+        }
+      };
+      refit();
+      observer = new ResizeObserver(() => {
+        refit();
+        const height = hostRef.current?.parentElement?.getBoundingClientRect().height;
+        if (height) globalThis.localStorage?.setItem(HEIGHT_KEY, String(Math.round(height)));
+      });
+      observer.observe(hostRef.current.parentElement ?? hostRef.current);
+    })();
+    return () => {
+      disposed = true;
+      observer?.disconnect();
+      termRef.current?.term.dispose();
+      termRef.current = null;
+    };
+  }, [send]);
+
+  const open = useCallback(async () => {
+    socketRef.current?.close();
+    userClosedRef.current = false;
+    setState({ kind: 'connecting' });
+    let token: Awaited<ReturnType<typeof requestTerminalToken>>;
+    try {
+      token = await requestTerminalToken(client, sessionId);
+    } catch (error) {
+      if (error instanceof SandcastApiError && (error.code === 'capability_unsupported' || error.status === 404)) {
+        setState({ kind: 'idle' });
+        onUnavailable();
+        return;
+      }
+      setState({ kind: 'failed', message: errorMessage(error) });
+      return;
+    }
+    const cols = termRef.current?.term.cols ?? 100;
+    const rows = termRef.current?.term.rows ?? 24;
+    let socket: WebSocket;
+    try {
+      socket = new WebSocket(websocketUrl(client.baseUrl, token.websocketPath, cols, rows));
+    } catch (error) {
+      setState({ kind: 'failed', message: errorMessage(error) });
+      return;
+    }
+    socket.binaryType = 'arraybuffer';
+    socketRef.current = socket;
+    let settled = false;
+    socket.onopen = () => socket.send(JSON.stringify({ type: 'auth', token: token.token } satisfies TerminalClientFrame));
+    socket.onmessage = (event: MessageEvent<string | ArrayBuffer>) => {
+      if (typeof event.data !== 'string') {
+        termRef.current?.term.write(new Uint8Array(event.data));
+        return;
+      }
+      const frame = parseServerFrame(event.data);
+      if (!frame) return;
+      switch (frame.type) {
+        case 'ready':
+          setState({ kind: 'connected' });
+          termRef.current?.term.focus();
+          send({ type: 'resize', cols: termRef.current?.term.cols ?? cols, rows: termRef.current?.term.rows ?? rows });
+          break;
+        case 'output':
+          termRef.current?.term.write(frame.data);
+          break;
+        case 'error':
+          settled = true;
+          setState({ kind: 'failed', message: frame.message });
+          break;
+        case 'closed':
+          settled = true;
+          setState({ kind: 'closed', reason: CLOSE_REASON_WORDS[frame.reason] ?? frame.reason });
+          break;
+      }
+    };
+    socket.onclose = (event) => {
+      if (socketRef.current === socket) socketRef.current = null;
+      if (settled) return;
+      if (userClosedRef.current)
+        setState({ kind: 'closed', reason: 'You disconnected. The shell keeps running until the setup session ends.' });
+      else
+        setState((previous) =>
+          previous.kind === 'connected'
+            ? {
+                kind: 'closed',
+                reason: `The connection was lost${event.reason ? `: ${event.reason}` : ''}. Reconnect to pick up where you left off.`,
+              }
+            : {
+                kind: 'failed',
+                message: event.reason || 'The terminal connection could not be opened. Check that the server is reachable, then reconnect.',
+              },
+        );
+    };
+  }, [client, sessionId, onUnavailable, send]);
+
+  const disconnect = useCallback(() => {
+    userClosedRef.current = true;
+    socketRef.current?.close(1000, 'closed by the operator');
+  }, []);
+
+  useEffect(() => {
+    if (autoOpen) void open();
+    return () => {
+      userClosedRef.current = true;
+      socketRef.current?.close(1000, 'page left');
+    };
+  }, [autoOpen, open]);
+
+  const label = STATE_LABEL[state.kind];
+  const detail = state.kind === 'closed' ? state.reason : state.kind === 'failed' ? state.message : null;
+  return (
+    <div className="overflow-hidden rounded-md border border-zinc-700 bg-zinc-950" data-testid="browser-terminal">
+      <div className="flex flex-wrap items-center justify-between gap-2 border-b border-zinc-800 bg-zinc-900 px-3 py-2">
+        <div className="flex min-w-0 items-center gap-2 text-sm">
+          <span className="font-medium text-zinc-100">Browser terminal</span>
+          <span className="inline-flex items-center gap-1.5 text-zinc-300" role="status" aria-live="polite" data-testid="terminal-state">
+            {state.kind === 'connecting' ? (
+              <Spinner className="size-3" />
+            ) : (
+              <span aria-hidden className={`size-2 rounded-full ${STATE_DOT[state.kind]}`} />
+            )}
+            {label}
+          </span>
+        </div>
+        <div className="flex items-center gap-2">
+          {state.kind === 'connected' ? (
+            <Button size="sm" onClick={disconnect} icon={<Unplug aria-hidden className="size-3.5" />}>
+              Disconnect
+            </Button>
+          ) : (
+            <Button
+              size="sm"
+              variant="primary"
+              disabled={state.kind === 'connecting'}
+              onClick={() => void open()}
+              icon={
+                state.kind === 'idle' ? (
+                  <Plug aria-hidden className="size-3.5" />
+                ) : state.kind === 'connecting' ? (
+                  <PlugZap aria-hidden className="size-3.5" />
+                ) : (
+                  <RotateCw aria-hidden className="size-3.5" />
+                )
+              }
+            >
+              {state.kind === 'idle' || state.kind === 'connecting' ? 'Open terminal' : 'Reconnect'}
+            </Button>
+          )}
+        </div>
+      </div>
+      {detail ? (
+        <p
+          className={`border-b border-zinc-800 px-3 py-1.5 text-xs ${state.kind === 'failed' ? 'text-red-300' : 'text-zinc-300'}`}
+          data-testid="terminal-detail"
+        >
+          {detail}
+        </p>
+      ) : null}
+      <div className="resize-y overflow-hidden" style={{ height: savedHeight(), minHeight: 160 }}>
+        <div ref={hostRef} className="h-full w-full" aria-label="Setup sandbox shell" role="application" />
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,74 @@
+import { Plus } from 'lucide-react';
+import { Link } from 'react-router';
+import { useEnvironments, useTargets } from '../api/queries.ts';
+import { EmptyState, ErrorState, Skeleton } from '../components/States.tsx';
+import { Time } from '../components/time.tsx';
+
+export function EnvironmentsPage() {
+  const environments = useEnvironments();
+  const targets = useTargets();
+  const providerName = (id: string) => targets.data?.find((t) => t.provider === id)?.displayName ?? id;
+  const createLink = (
+    <Link
+      to="/environments/new"
+      className="inline-flex items-center gap-1.5 rounded-md border border-teal-500 bg-teal-600 px-3 py-1.5 text-sm font-medium text-white hover:bg-teal-500"
+    >
+      <Plus aria-hidden className="size-4" /> Create environment
+    </Link>
+  );
+  return (
+    <div className="space-y-5">
+      <div className="flex flex-wrap items-end justify-between gap-3">
+        <div>
+          <h1 className="text-xl font-semibold text-white">Environments</h1>
+          <p className="text-sm text-zinc-400">Named provider configurations that sandboxes boot from. Every edit is a new revision.</p>
+        </div>
+        {environments.data?.length ? createLink : null}
+      </div>
+      {environments.isPending ? (
+        <Skeleton lines={4} label="Loading environments" />
+      ) : environments.isError ? (
+        <ErrorState error={environments.error} onRetry={() => environments.refetch()} />
+      ) : environments.data.length === 0 ? (
+        <EmptyState message="No environments yet — create one to choose a provider and its configuration." action={createLink} />
+      ) : (
+        <div className="overflow-x-auto rounded-lg border border-zinc-800">
+          <table className="w-full text-left text-sm">
+            <thead className="bg-zinc-900 text-xs text-zinc-400 uppercase">
+              <tr>
+                <th scope="col" className="px-4 py-2 font-medium">
+                  Name
+                </th>
+                <th scope="col" className="px-4 py-2 font-medium">
+                  Provider
+                </th>
+                <th scope="col" className="px-4 py-2 font-medium">
+                  Revision
+                </th>
+                <th scope="col" className="px-4 py-2 font-medium">
+                  Updated
+                </th>
+              </tr>
+            </thead>
+            <tbody className="divide-y divide-zinc-800">
+              {environments.data.map((env) => (
+                <tr key={env.id} className="hover:bg-zinc-900/60">
+                  <td className="px-4 py-2.5">
+                    <Link to={`/environments/${env.id}`} className="font-medium text-teal-300 hover:text-teal-200">
+                      {env.name}
+                    </Link>
+                  </td>
+                  <td className="px-4 py-2.5 text-zinc-200">{providerName(env.provider)}</td>
+                  <td className="px-4 py-2.5 font-mono text-zinc-300">#{env.currentRevision.number}</td>
+                  <td className="px-4 py-2.5 text-zinc-300">
+                    <Time iso={env.updatedAt} relative />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  );
+}

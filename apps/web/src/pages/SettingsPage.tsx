@@ -1,0 +1,59 @@
+import type { InstanceSettingsPatchBody } from '@sandcast/contracts';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { toast } from 'sonner';
+import { useClient } from '../api/client-context.tsx';
+import { errorMessage } from '../api/errors.ts';
+import { useSettings } from '../api/queries.ts';
+import { queryKeys } from '../api/query-keys.ts';
+import { Section } from '../components/Section.tsx';
+import { ErrorState, Skeleton } from '../components/States.tsx';
+import { Switch } from '../components/Switch.tsx';
+
+/** Settings → Instance settings → Experimental. */
+export function SettingsPage() {
+  const client = useClient();
+  const queryClient = useQueryClient();
+  const settings = useSettings();
+  const update = useMutation({
+    mutationFn: (patch: InstanceSettingsPatchBody) => client.settings.update(patch),
+    onSuccess: (next) => {
+      queryClient.setQueryData(queryKeys.settings, next);
+      void queryClient.invalidateQueries({ queryKey: queryKeys.environments });
+      toast.success('Instance settings saved.');
+    },
+    onError: (error) => toast.error(errorMessage(error)),
+  });
+
+  return (
+    <div className="space-y-6">
+      <div>
+        <p className="text-sm text-zinc-400">Settings</p>
+        <h1 className="text-xl font-semibold text-white">Instance settings</h1>
+      </div>
+      <Section id="experimental" title="Experimental" description="Features that are still changing. Each is off until you turn it on.">
+        {settings.isPending ? (
+          <Skeleton lines={4} />
+        ) : settings.isError ? (
+          <ErrorState error={settings.error} onRetry={() => settings.refetch()} />
+        ) : (
+          <div className="divide-y divide-zinc-800">
+            <Switch
+              label="Enable Environments"
+              description="Show environment management, custom images and sandboxes in Sandcast, and allow sandboxes and agents to be assigned an environment."
+              checked={settings.data.experimental.enableEnvironments}
+              disabled={update.isPending}
+              onChange={(enableEnvironments) => update.mutate({ experimental: { enableEnvironments } })}
+            />
+            <Switch
+              label="Enable sandbox duplex bridge"
+              description="Let processes inside a sandbox reach the Sandcast API over one duplex stream when the provider supports it. Off: the file bridge is used. This is the kill switch for the duplex transport."
+              checked={settings.data.experimental.enableSandboxDuplexBridge}
+              disabled={update.isPending}
+              onChange={(enableSandboxDuplexBridge) => update.mutate({ experimental: { enableSandboxDuplexBridge } })}
+            />
+          </div>
+        )}
+      </Section>
+    </div>
+  );
+}
