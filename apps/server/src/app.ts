@@ -15,6 +15,7 @@ import { registerKeyRoutes } from './http/routes/keys.routes.ts';
 import { registerSandboxRoutes } from './http/routes/sandboxes.routes.ts';
 import { registerSettingsRoutes } from './http/routes/settings.routes.ts';
 import { registerTargetRoutes } from './http/routes/targets.routes.ts';
+import { registerTerminalRoutes } from './http/routes/terminal.routes.ts';
 import type { ProviderRegistry } from './providers/provider-registry.ts';
 import { createApiKeysService } from './services/api-keys.service.ts';
 import { createCustomImagesService } from './services/custom-images/custom-images.service.ts';
@@ -26,6 +27,11 @@ import { createSandboxesService } from './services/sandboxes.service.ts';
 import type { SecretBox } from './services/secrets.ts';
 import { createSettingsService } from './services/settings.service.ts';
 import { createUiSessionsService } from './services/ui-sessions.service.ts';
+import { createGatewayBroker, createGatewayCredentials, type SshEndpoint } from './ssh-gateway/gateway-credentials.ts';
+import { sshClientIdentity } from './ssh-gateway/ssh-keys.ts';
+import { serializeRequestForLog } from './terminal/request-log.ts';
+import { createTerminalHub } from './terminal/terminal-hub.ts';
+import { createTerminalTokensService } from './terminal/terminal-tokens.service.ts';
 import { SANDCAST_VERSION } from './version.ts';
 
 export interface AppDeps {
@@ -55,6 +61,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     logger: {
       level: deps.config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["sec-websocket-protocol"]'], censor: '[redacted]' },
+      serializers: { req: serializeRequestForLog },
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     bodyLimit: BODY_LIMIT_BYTES,
@@ -85,6 +92,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerKeyRoutes(app, services);
   registerCustomImageRoutes(app, services);
   registerSandboxRoutes(app, services);
+  registerTerminalRoutes(app, { ...services, authTimeoutMs: deps.config.terminalAuthTimeoutMs });
   registerWebUi(app, { distDir: deps.config.webDistDir });
   return { app, services, routes };
 }
@@ -110,14 +118,19 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
   const { store, providers } = deps;
   const environments = createEnvironmentsService({ store, providers, secrets: deps.secrets });
   const loadEnvironment = createEnvironmentContextLoader({ environments, providers });
+  const events = new SetupEvents();
+  const sshEndpoint: SshEndpoint = { address: null };
+  const sshCredentials = createGatewayCredentials({ store, clock: deps.clock });
   const setupSessions = createSetupSessionsService({
     store,
     providers,
     loadEnvironment,
-    events: new SetupEvents(),
+    events,
     log,
     clock: deps.clock,
+    broker: createGatewayBroker({ credentials: sshCredentials, endpoint: sshEndpoint, log }),
   });
+  const terminalTokens = createTerminalTokensService({ store, setupSessions, clock: deps.clock });
   const apiKeys = createApiKeysService({ store });
   return {
     settings: createSettingsService({ store }),
@@ -125,6 +138,18 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     apiKeys,
     uiSessions: createUiSessionsService({ store, apiKeys, ttlMs: deps.config.uiSessionTtlMs, clock: deps.clock }),
     setupSessions,
+    sshEndpoint,
+    sshCredentials,
+    terminalTokens,
+    terminalHub: createTerminalHub({
+      providers,
+      setupSessions,
+      events,
+      tokens: terminalTokens,
+      log,
+      clock: deps.clock,
+      sshIdentity: sshClientIdentity(deps.config.dataDir),
+    }),
     customImages: createCustomImagesService({ store, loadEnvironment, setupSessions, log }),
     sandboxes: createSandboxesService({ store, providers, loadEnvironment, log }),
   };

@@ -23,6 +23,12 @@ export interface ServerConfig {
   secretKey: string | null;
   /** SANDCAST_RECONCILE_INTERVAL_SECONDS, default 15: expiry sweep and garbage collection. */
   reconcileIntervalMs: number;
+  /** SANDCAST_SSH_HOST, default 127.0.0.1: where the SSH gateway listens. */
+  sshHost: string;
+  /** SANDCAST_SSH_PORT, default 2222 (0 picks a free port); null (`off`) disables the SSH gateway. */
+  sshPort: number | null;
+  /** SANDCAST_TERMINAL_AUTH_TIMEOUT_SECONDS, default 10: how long a terminal socket may wait for its auth frame. */
+  terminalAuthTimeoutMs: number;
   /** SANDCAST_UI_SESSION_HOURS, default 12: how long a web UI login lasts. */
   uiSessionTtlMs: number;
   /** SANDCAST_WEB_DIST, default apps/web/dist: the built web UI served at `/`. */
@@ -58,6 +64,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     logLevel: env.SANDCAST_LOG_LEVEL ?? 'info',
     secretKey: env.SANDCAST_SECRET_KEY ?? null,
     reconcileIntervalMs: positiveSeconds(env.SANDCAST_RECONCILE_INTERVAL_SECONDS, 'SANDCAST_RECONCILE_INTERVAL_SECONDS', 15) * 1000,
+    sshHost: env.SANDCAST_SSH_HOST ?? '127.0.0.1',
+    sshPort: sshPortOf(env.SANDCAST_SSH_PORT),
+    terminalAuthTimeoutMs: positiveSeconds(env.SANDCAST_TERMINAL_AUTH_TIMEOUT_SECONDS, 'SANDCAST_TERMINAL_AUTH_TIMEOUT_SECONDS', 10) * 1000,
     uiSessionTtlMs: positiveSeconds(env.SANDCAST_UI_SESSION_HOURS, 'SANDCAST_UI_SESSION_HOURS', 12) * 3_600_000,
     webDistDir: path.resolve(env.SANDCAST_WEB_DIST || DEFAULT_WEB_DIST),
   };
@@ -66,7 +75,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
 }
 
 /** local_trusted trusts every caller, so it may only listen where only this machine can reach. */
-export function assertBindAllowed(config: Pick<ServerConfig, 'host' | 'deploymentMode'>): void {
+export function assertBindAllowed(config: Pick<ServerConfig, 'host' | 'deploymentMode'> & Partial<Pick<ServerConfig, 'sshHost'>>): void {
+  if (config.deploymentMode === 'local_trusted' && config.sshHost !== undefined && !isLoopbackHost(config.sshHost)) {
+    throw new SandcastError(
+      'bad_request',
+      `SANDCAST_SSH_HOST=${config.sshHost} is not a loopback address; in local_trusted mode Sandcast listens only where this machine alone can reach. ` +
+        'Use 127.0.0.1, or set SANDCAST_DEPLOYMENT_MODE=authenticated.',
+    );
+  }
   if (config.deploymentMode === 'local_trusted' && !isLoopbackHost(config.host)) {
     throw new SandcastError(
       'bad_request',
@@ -74,6 +90,15 @@ export function assertBindAllowed(config: Pick<ServerConfig, 'host' | 'deploymen
         'Bind to 127.0.0.1, or set SANDCAST_DEPLOYMENT_MODE=authenticated to require API keys.',
     );
   }
+}
+
+function sshPortOf(raw: string | undefined): number | null {
+  if (raw === 'off') return null;
+  const port = Number(raw ?? 2222);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new SandcastError('bad_request', `SANDCAST_SSH_PORT must be a port number (0-65535) or "off"; got "${raw}"`);
+  }
+  return port;
 }
 
 function positiveSeconds(raw: string | undefined, name: string, fallback: number): number {

@@ -10,6 +10,8 @@ import { createProviderRegistry, type ProviderRegistry } from './providers/provi
 import { createReconciler, type Reconciler } from './reconcilers/reconciler.ts';
 import type { Clock } from './services/custom-images/setup-sessions.service.ts';
 import { createSecretBox, loadSecretKey } from './services/secrets.ts';
+import { createSshGateway, type SshGateway } from './ssh-gateway/ssh-gateway.ts';
+import { loadGatewayHostKey } from './ssh-gateway/ssh-keys.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -21,6 +23,8 @@ export interface RunningServer {
   reconciler: Reconciler;
   /** http://host:port the server listens on. */
   url: string;
+  /** Where the SSH gateway listens (port 0 resolved), or null when SANDCAST_SSH_PORT=off. */
+  sshGateway: { host: string; port: number } | null;
   /** Stops accepting, lets in-flight requests finish, then closes the database and providers. */
   close(): Promise<void>;
 }
@@ -45,6 +49,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     options.store ??
     createStore(await createDb(config.databaseUrl ? { url: config.databaseUrl } : { pglite: path.join(config.dataDir, 'db') }));
   const providers = createProviderRegistry(options.providers ?? defaultProviders(config));
+  let sshGateway: SshGateway | null = null;
   try {
     const secrets = createSecretBox(await loadSecretKey({ dataDir: config.dataDir, configured: config.secretKey }));
     const { app, services, routes } = buildApp({ config, store, providers, secrets, logStream: options.logStream, clock: options.clock });
@@ -64,6 +69,19 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     app.addHook('preClose', async () => {
       await reconciler.stop();
     });
+    if (config.sshPort !== null) {
+      const gateway = createSshGateway({
+        hostKey: (await loadGatewayHostKey(config.dataDir)).privateKey,
+        credentials: services.sshCredentials,
+        setupSessions: services.setupSessions,
+        providers,
+        events: services.setupSessions.events,
+        log: app.log,
+      });
+      sshGateway = gateway;
+      services.sshEndpoint.address = await gateway.listen(config.sshHost, config.sshPort);
+      app.addHook('preClose', () => gateway.close());
+    }
     const address = await app.listen({ host: config.host, port: config.port });
     app.log.info({ address, database: store.kind, deploymentMode: config.deploymentMode }, 'sandcast listening');
     let closing: Promise<void> | null = null;
@@ -75,6 +93,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       providers,
       reconciler,
       url: address,
+      sshGateway: services.sshEndpoint.address,
       close: () => {
         closing ??= (async () => {
           await app.close();
@@ -85,6 +104,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       },
     };
   } catch (error) {
+    await sshGateway?.close();
     await providers.close();
     await store.close();
     throw error;

@@ -34,6 +34,7 @@ import {
   SetupChangesSchema,
   SetupSessionAnswerSchema,
   type StartSetupSessionBody,
+  TerminalSessionTokenAnswerSchema,
   UpdateEnvironmentAnswerSchema,
   type UpdateEnvironmentBody,
 } from '@sandcast/contracts';
@@ -200,6 +201,9 @@ export class SandcastClient {
       this.request('POST', fillPath(API_PATHS.setupSessionFinish, { sessionId }), FinishSetupAnswerSchema, { body }),
     cancel: (sessionId: string, body: { reason?: string } = {}) =>
       this.request('POST', fillPath(API_PATHS.setupSessionCancel, { sessionId }), CancelSetupAnswerSchema, { body }),
+    /** A single-use connect token for the setup session's browser terminal; pass it to `openTerminal`. */
+    terminalSessionToken: (sessionId: string) =>
+      this.request('POST', fillPath(API_PATHS.terminalSessionToken, { sessionId }), TerminalSessionTokenAnswerSchema, { body: {} }),
     rollback: (environmentId: string) =>
       this.request('POST', fillPath(API_PATHS.customImageRollback, { environmentId }), RollbackAnswerSchema, { body: {} }),
     relink: (environmentId: string, body: { confirmBootSourceDrift?: boolean } = {}) =>

@@ -46,6 +46,8 @@ export async function startTestServer(options: {
     SANDCAST_LOG_LEVEL: 'info',
     SANDCAST_ENABLE_FAKE_PROVIDER: '1',
     SANDCAST_DEPLOYMENT_MODE: options.mode ?? 'local_trusted',
+    // The SSH gateway is opt-in in tests (env SANDCAST_SSH_PORT: '0'), so parallel servers never contend for 2222.
+    SANDCAST_SSH_PORT: 'off',
     ...options.env,
   });
   const server = await startServer(config, {

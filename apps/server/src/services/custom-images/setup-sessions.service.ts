@@ -29,11 +29,11 @@ export interface Clock {
  * summary never holds a credential. The terminal/SSH layer replaces this to hand out its own.
  */
 export interface ConnectionBroker {
-  payloadFor(session: SetupSession, connection: SetupConnection): ConnectionPayload;
+  payloadFor(session: SetupSession, connection: SetupConnection): ConnectionPayload | Promise<ConnectionPayload>;
 }
 
-export const directConnectionBroker: ConnectionBroker = {
-  payloadFor: (session, connection) =>
+export const directConnectionBroker = {
+  payloadFor: (session: SetupSession, connection: SetupConnection): ConnectionPayload =>
     connection.type === 'pty'
       ? { type: 'pty', expiresAt: session.expiresAt }
       : { ...connection, expiresAt: connection.expiresAt ?? session.expiresAt },
@@ -232,7 +232,7 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
         const now = await requireSession(session.id);
         throw wrongStatus(now, 'it ended while the sandbox was starting');
       }
-      const payload = broker.payloadFor(running, lease.connection);
+      const payload = await broker.payloadFor(running, lease.connection);
       payloads.set(running.id, payload);
       return { session: running, connectionPayload: payload };
     },

@@ -1,0 +1,226 @@
+import { TERMINAL_REPLAY_BYTES, type TerminalCloseReason } from '@sandcast/contracts';
+import type { SetupSession } from '@sandcast/core';
+import type { PtyStream } from '@sandcast/provider-sdk';
+import type { FastifyBaseLogger } from 'fastify';
+import type { ProviderRegistry } from '../providers/provider-registry.ts';
+import type { SetupEvents } from '../services/custom-images/setup-events.ts';
+import type { Clock, SetupSessionsService } from '../services/custom-images/setup-sessions.service.ts';
+import { requireRegisteredProvider } from '../services/environment-context.ts';
+import { ReplayBuffer } from './replay-buffer.ts';
+import { HostKeyChangedError, openSshSource } from './ssh-source.ts';
+import { TerminalRefusal, type TerminalTokensService } from './terminal-tokens.service.ts';
+
+/** Above this many unsent bytes on any attached socket the source is paused… */
+export const BACKPRESSURE_HIGH_BYTES = 256 * 1024;
+/** …and it resumes once every socket is below this. */
+export const BACKPRESSURE_LOW_BYTES = 64 * 1024;
+/** Sockets attached to one shell at once (tabs of the same operator). */
+const MAX_VIEWERS_PER_SHELL = 8;
+/** setTimeout's ceiling; longer expiries are re-armed. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** One socket watching a shell. The hub calls these; the socket layer implements them. */
+export interface TerminalViewer {
+  output(chunk: Buffer): void;
+  /** Bytes handed to the socket and not yet written out. */
+  backlog(): number;
+  end(reason: TerminalCloseReason): void;
+}
+
+/** What a viewer holds once attached. */
+export interface AttachedShell {
+  reattached: boolean;
+  replay: Buffer;
+  write(data: string | Buffer): void;
+  resize(cols: number, rows: number): void;
+  /** The viewer's backlog went down; the shell may resume. */
+  drained(): void;
+  detach(): void;
+}
+
+interface Shell {
+  setupSessionId: string;
+  source: PtyStream;
+  viewers: Set<TerminalViewer>;
+  replay: ReplayBuffer;
+  paused: boolean;
+  expiryTimer: NodeJS.Timeout | null;
+  ended: boolean;
+}
+
+export type TerminalHub = ReturnType<typeof createTerminalHub>;
+
+/**
+ * Keeps one shell per setup session, so a reload or a second tab re-attaches to the same shell
+ * instead of starting another. Sockets come and go; the shell lives until the setup session ends
+ * (finish, cancel, expiry), its process exits, or the server shuts down. Output fans out to every
+ * attached socket; while any of them has more than BACKPRESSURE_HIGH_BYTES unsent, the source is
+ * paused, so a flood is held back in the sandbox (the kernel's PTY buffer, the SSH window) rather
+ * than in this process.
+ */
+export function createTerminalHub(deps: {
+  providers: ProviderRegistry;
+  setupSessions: SetupSessionsService;
+  events: SetupEvents;
+  tokens: TerminalTokensService;
+  log: FastifyBaseLogger;
+  clock?: Clock | undefined;
+  /** Sandcast's SSH client key, offered to SSH endpoints after 'none'. */
+  sshIdentity?: (() => Promise<string | undefined>) | undefined;
+}) {
+  const clock = deps.clock ?? { now: () => new Date() };
+  const shells = new Map<string, Shell>();
+  const opening = new Map<string, Promise<Shell>>();
+  let shuttingDown = false;
+
+  const pressureCheck = (shell: Shell) => {
+    if (shell.paused) return;
+    for (const viewer of shell.viewers) {
+      if (viewer.backlog() > BACKPRESSURE_HIGH_BYTES) {
+        shell.paused = true;
+        shell.source.pause();
+        return;
+      }
+    }
+  };
+  const maybeResume = (shell: Shell) => {
+    if (!shell.paused || shell.ended) return;
+    for (const viewer of shell.viewers) if (viewer.backlog() > BACKPRESSURE_LOW_BYTES) return;
+    shell.paused = false;
+    shell.source.resume();
+  };
+
+  const endShell = (shell: Shell, reason: TerminalCloseReason) => {
+    if (shell.ended) return;
+    shell.ended = true;
+    if (shell.expiryTimer) clearTimeout(shell.expiryTimer);
+    shells.delete(shell.setupSessionId);
+    for (const viewer of shell.viewers) viewer.end(reason);
+    shell.viewers.clear();
+    shell.source.close();
+  };
+
+  /** Expiry is applied lazily on reads; reading the session when it is due makes it end on time. */
+  const armExpiry = (shell: Shell, expiresAt: string) => {
+    const delay = Math.min(MAX_TIMER_MS, Math.max(0, new Date(expiresAt).getTime() - clock.now().getTime()) + 50);
+    shell.expiryTimer = setTimeout(() => {
+      if (shell.ended) return;
+      deps.setupSessions.requireSession(shell.setupSessionId).then(
+        (session) => {
+          if (session.status === 'waiting_for_user') armExpiry(shell, session.expiresAt);
+        },
+        (error: unknown) => deps.log.warn({ err: error, setupSessionId: shell.setupSessionId }, 'terminal expiry check failed'),
+      );
+    }, delay);
+    shell.expiryTimer.unref();
+  };
+
+  const openSource = async (session: SetupSession, size: { cols: number; rows: number }): Promise<PtyStream> => {
+    const provider = requireRegisteredProvider(deps.providers, session.provider).provider;
+    if (session.connectionSummary.type !== 'ssh') return provider.openPty(session.providerLeaseId!, size);
+    const payload = deps.setupSessions.connectionPayload(session);
+    if (payload?.type !== 'ssh') {
+      throw new TerminalRefusal(
+        "this server no longer holds the setup sandbox's SSH credential (it restarted since the setup began); cancel and start a new setup session",
+      );
+    }
+    try {
+      return await openSshSource({
+        host: payload.host,
+        port: payload.port,
+        username: payload.username,
+        ...size,
+        identityKey: await deps.sshIdentity?.(),
+        verifyHostKey: async (fingerprint) => {
+          const pin = await deps.tokens.pinHostKey({ setupSessionId: session.id, host: payload.host, port: payload.port, fingerprint });
+          return pin.ok ? { ok: true } : { ok: false, pinned: pin.pinned };
+        },
+      });
+    } catch (error) {
+      if (error instanceof HostKeyChangedError) {
+        deps.log.warn(
+          { setupSessionId: session.id, endpoint: error.endpoint, pinned: error.pinned, presented: error.presented },
+          'SSH host key changed; terminal refused',
+        );
+        throw new TerminalRefusal(error.message);
+      }
+      throw error;
+    }
+  };
+
+  const shellFor = async (session: SetupSession, size: { cols: number; rows: number }): Promise<{ shell: Shell; reattached: boolean }> => {
+    const existing = shells.get(session.id);
+    if (existing) return { shell: existing, reattached: true };
+    const pending = opening.get(session.id);
+    if (pending) return { shell: await pending, reattached: true };
+    const open = (async () => {
+      const source = await openSource(session, size);
+      const shell: Shell = {
+        setupSessionId: session.id,
+        source,
+        viewers: new Set(),
+        replay: new ReplayBuffer(TERMINAL_REPLAY_BYTES),
+        paused: false,
+        expiryTimer: null,
+        ended: false,
+      };
+      source.onData((chunk) => {
+        shell.replay.push(chunk);
+        for (const viewer of shell.viewers) viewer.output(chunk);
+        pressureCheck(shell);
+      });
+      // The shell exited (the operator typed `exit`) or the SSH connection dropped.
+      source.onExit(() => endShell(shell, 'ssh_closed'));
+      shells.set(session.id, shell);
+      armExpiry(shell, session.expiresAt);
+      return shell;
+    })();
+    opening.set(session.id, open);
+    try {
+      return { shell: await open, reattached: false };
+    } finally {
+      opening.delete(session.id);
+    }
+  };
+
+  const unsubscribe = deps.events.onEnded((setupSessionId, reason) => {
+    const shell = shells.get(setupSessionId);
+    if (shell) endShell(shell, reason);
+  });
+
+  return {
+    /** Attaches a viewer to the setup session's shell, opening the shell if there is none. */
+    async attach(session: SetupSession, viewer: TerminalViewer, size: { cols: number; rows: number }): Promise<AttachedShell> {
+      if (shuttingDown) throw new TerminalRefusal('the server is shutting down');
+      const { shell, reattached } = await shellFor(session, size);
+      if (shell.ended) throw new TerminalRefusal('the terminal ended while it was being opened; ask for a new token');
+      if (shell.viewers.size >= MAX_VIEWERS_PER_SHELL) {
+        throw new TerminalRefusal(`${MAX_VIEWERS_PER_SHELL} terminals are already attached to this setup session; close one first`);
+      }
+      const replay = reattached ? shell.replay.snapshot() : Buffer.alloc(0);
+      shell.viewers.add(viewer);
+      if (reattached) shell.source.resize(size.cols, size.rows);
+      return {
+        reattached,
+        replay,
+        write: (data) => shell.source.write(data),
+        resize: (cols, rows) => shell.source.resize(cols, rows),
+        drained: () => maybeResume(shell),
+        detach: () => {
+          shell.viewers.delete(viewer);
+          maybeResume(shell);
+        },
+      };
+    },
+
+    /** Number of live shells (tests, metrics). */
+    size: () => shells.size,
+
+    /** Server shutdown: every terminal is told `server_shutdown` and its source closed. */
+    closeAll(): void {
+      shuttingDown = true;
+      unsubscribe();
+      for (const shell of [...shells.values()]) endShell(shell, 'server_shutdown');
+    },
+  };
+}
