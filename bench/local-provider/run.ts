@@ -185,6 +185,10 @@ async function main(): Promise<void> {
     for (const instance of await provider.listInstances()) await provider.destroy(instance.instanceId);
     await provider.close?.();
     for (const name of containers) spawnSync('docker', ['rm', '-f', name], { stdio: 'ignore' });
+    // `docker run --rm` removes its containers asynchronously; retry until the image is free.
+    for (let i = 0; docker && i < 20 && spawnSync('docker', ['rmi', dockerImage], { stdio: 'ignore' }).status !== 0; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+    }
     if (docker) spawnSync('docker', ['rmi', '-f', dockerImage], { stdio: 'ignore' });
     rmSync(work, { recursive: true, force: true });
   }

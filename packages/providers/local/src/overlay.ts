@@ -19,11 +19,23 @@ export interface OverlaySpec {
  * plain layer (whiteouts and opaque dirs only) and can become a lower dir of another mount after
  * capture.
  */
+let volatileSupported: boolean | undefined;
+
 export async function mountOverlay(spec: OverlaySpec): Promise<void> {
   const lowerdir = spec.lower.join(':');
   if (lowerdir.length > MAX_LOWERDIR_CHARS) throw new Error(`overlay lowerdir too long (${spec.lower.length} layers); squash the image`);
-  const options = `lowerdir=${lowerdir},upperdir=${spec.upper},workdir=${spec.work},index=off,redirect_dir=off,metacopy=off`;
-  const result = await run('mount', ['-t', 'overlay', 'overlay', '-o', options, spec.target], { cwd: spec.cwd });
+  const base = `lowerdir=${lowerdir},upperdir=${spec.upper},workdir=${spec.work},index=off,redirect_dir=off,metacopy=off`;
+  // `volatile` (Linux 5.10+) skips the sync of the upper fs on unmount, so a capture does not wait
+  // for the change to reach the disk; durability follows in the background (see captureSetup).
+  let result =
+    volatileSupported === false
+      ? null
+      : await run('mount', ['-t', 'overlay', 'overlay', '-o', `${base},volatile`, spec.target], { cwd: spec.cwd });
+  if (result && result.code === 0) volatileSupported = true;
+  else {
+    if (result && volatileSupported === undefined) volatileSupported = false;
+    result = await run('mount', ['-t', 'overlay', 'overlay', '-o', base, spec.target], { cwd: spec.cwd });
+  }
   if (result.code !== 0) throw new Error(`mounting the overlay failed: ${result.stderr.trim()}`);
 }
 

@@ -159,6 +159,10 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   const scheduleDigest = async (layerId: string): Promise<void> => {
     const layer = await store.readLayer(layerId);
     if (!layer || layer.digest || digests.has(layerId)) return;
+    // Captured upper dirs come from volatile overlays: flush the layer to disk before its digest
+    // is recorded, so a layer with a digest is a durable one.
+    await run('sync', ['-f', store.layerDir(layerId)]);
+    if (digests.has(layerId)) return;
     const stream = dockerLayerTar(store.layerDir(layerId));
     const done = spoolWithDigest(stream, null)
       .then(async ({ digest }) => {

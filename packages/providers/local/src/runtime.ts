@@ -70,7 +70,9 @@ export function startInit(spec: SandboxProcessSpec & { holdFifo: string; logFile
   const bwrap = ['bwrap', '--unshare-pid', '--unshare-uts', '--unshare-ipc', '--unshare-cgroup', '--hostname', HOSTNAME];
   if (spec.network === 'none') bwrap.push('--unshare-net');
   bwrap.push('--new-session', '--info-fd', '3', ...commonArgs(spec), '/bin/sh', '-c', 'read -r _; exit 0');
-  const script = `${prologue(spec.procsFiles)}; exec ${bwrap.map(shellQuote).join(' ')} 4<${shellQuote(spec.seccompPath)} 0<>${shellQuote(spec.holdFifo)}`;
+  // The init must never be the OOM killer's choice: its death takes the whole sandbox down. Execs
+  // are not its children, so they keep the default score.
+  const script = `${prologue(spec.procsFiles)}; echo -1000 > /proc/self/oom_score_adj; exec ${bwrap.map(shellQuote).join(' ')} 4<${shellQuote(spec.seccompPath)} 0<>${shellQuote(spec.holdFifo)}`;
   const log = openSync(spec.logFile, 'a');
   return new Promise((resolve, reject) => {
     let child: ChildProcess;

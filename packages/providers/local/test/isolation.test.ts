@@ -87,6 +87,8 @@ describe('local provider isolation', () => {
   test('a fork bomb is contained by the pids limit', async () => {
     const bomb = await sh('i=0; while [ $i -lt 300 ]; do sleep 30 & i=$((i+1)); done; ls -d /proc/[0-9]* | wc -l', 8000);
     expect(bomb.stderr).toMatch(/fork|Resource temporarily unavailable|Cannot/i);
+    // Regression: under a tight memory limit the OOM killer once chose the sandbox's init.
+    expect((await temp.provider.inspect(sandbox)).status).toBe('running');
     const after = await sh('echo alive');
     expect(after.stdout).toBe('alive\n');
   });

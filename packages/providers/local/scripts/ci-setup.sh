@@ -1,0 +1,20 @@
+#!/bin/sh
+# Installs what the local provider's tests need on a Debian/Ubuntu CI runner. Idempotent.
+# The tests run as root (overlay mounts, namespaces, cgroups): run vitest with sudo -E or as root.
+set -eu
+missing=""
+command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
+command -v nsenter >/dev/null 2>&1 || missing="$missing util-linux"
+command -v mkfifo >/dev/null 2>&1 || missing="$missing coreutils"
+command -v script >/dev/null 2>&1 || missing="$missing bsdutils"
+if [ -n "$missing" ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+fi
+# Ubuntu 24.04 restricts unprivileged user namespaces through AppArmor; the provider runs bwrap
+# as root without a user namespace, so nothing needs relaxing. Check overlayfs is there.
+grep -q overlay /proc/filesystems || ${SUDO:-} modprobe overlay || true
+bwrap --version
