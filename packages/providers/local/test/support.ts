@@ -35,6 +35,7 @@ export async function tempProvider(options: Partial<LocalProviderOptions> = {}):
     async dispose() {
       for (const instance of await provider.listInstances().catch(() => []))
         await provider.destroy(instance.instanceId).catch(() => undefined);
+      // Closing again after the destroys lets the provider remove its (now empty) cgroup root.
       await provider.close?.();
       await rm(dataDir, { recursive: true, force: true });
     },
