@@ -63,41 +63,71 @@ export function createSshGateway(deps: {
     });
   };
 
-  /** Bridges a PTY to a channel both ways, with flow control: a full channel pauses the PTY. */
-  const bridge = (pty: PtyStream, channel: ssh2.ServerChannel, options: { stripUntilMarker: boolean }) => {
-    let ready = !options.stripUntilMarker;
-    let head = '';
+  /**
+   * Bridges a channel to a PTY that is still being opened. The channel is accepted at once because
+   * clients send input and end-of-input right after the request, before the PTY exists; that is
+   * held and delivered when the PTY (and, for plain exec, its wrapper) is ready. A full channel
+   * pauses the PTY until it drains.
+   */
+  const serve = (channel: ssh2.ServerChannel, opening: Promise<PtyStream>, options: { stripUntilMarker: boolean }) => {
+    let pty: PtyStream | null = null;
+    let ready = false;
+    let closed = false;
+    let eofPending = false;
     const held: Buffer[] = [];
-    pty.onData((chunk) => {
-      let data = chunk;
-      if (!ready) {
-        head += chunk.toString('latin1');
-        const at = head.indexOf(EXEC_READY_MARKER);
-        if (at < 0) return;
-        ready = true;
-        data = Buffer.from(head.slice(at + EXEC_READY_MARKER.length), 'latin1');
-        for (const input of held.splice(0)) pty.write(input);
-        if (data.length === 0) return;
-      }
-      if (!channel.write(data)) {
-        pty.pause();
-        channel.once('drain', () => pty.resume());
-      }
-    });
-    pty.onExit(({ exitCode, signal }) => {
-      if (signal && exitCode === null) channel.exit(signal.replace(/^SIG/, ''), false, '');
-      else channel.exit(exitCode ?? 0);
-      channel.end();
-    });
     channel.on('data', (input: Buffer) => {
-      if (ready) pty.write(input);
+      if (pty && ready) pty.write(input);
       else held.push(input);
     });
     // End of input: in canonical mode a ^D at the start of a line is end-of-file for the reader.
-    channel.on('eof', () => {
-      if (options.stripUntilMarker) pty.write('\u0004');
+    channel.on('end', () => {
+      if (!options.stripUntilMarker) return;
+      if (pty && ready) pty.write('\u0004');
+      else eofPending = true;
     });
-    channel.on('close', () => pty.close());
+    channel.on('close', () => {
+      closed = true;
+      pty?.close();
+    });
+    opening.then(
+      (stream) => {
+        if (closed) return stream.close();
+        pty = stream;
+        const flush = () => {
+          ready = true;
+          for (const input of held.splice(0)) stream.write(input);
+          if (eofPending) stream.write('\u0004');
+        };
+        if (!options.stripUntilMarker) flush();
+        let head = '';
+        stream.onData((chunk) => {
+          let data = chunk;
+          if (!ready) {
+            head += chunk.toString('latin1');
+            const at = head.indexOf(EXEC_READY_MARKER);
+            if (at < 0) return;
+            data = Buffer.from(head.slice(at + EXEC_READY_MARKER.length), 'latin1');
+            head = '';
+            flush();
+            if (data.length === 0) return;
+          }
+          if (!channel.write(data)) {
+            stream.pause();
+            channel.once('drain', () => stream.resume());
+          }
+        });
+        stream.onExit(({ exitCode, signal }) => {
+          if (signal && exitCode === null) channel.exit(signal.replace(/^SIG/, ''), false, '');
+          else channel.exit(exitCode ?? 0);
+          channel.end();
+        });
+      },
+      (error: Error) => {
+        channel.stderr.write(`sandcast: ${error.message}\r\n`);
+        channel.exit(1);
+        channel.end();
+      },
+    );
   };
 
   const server = new ssh2.Server({ hostKeys: [deps.hostKey], ident: 'Sandcast' }, (client) => {
@@ -136,34 +166,23 @@ export function createSshGateway(deps: {
           accept?.();
         });
         session.on('env', (accept) => accept?.());
-        const start = async (
-          accept: () => ssh2.ServerChannel,
-          reject: (() => void) | undefined,
-          command: string[] | undefined,
-          stripUntilMarker: boolean,
-        ) => {
-          let stream: PtyStream;
-          try {
-            stream = await openPty(connection, {
-              cols: pty?.cols || 80,
-              rows: pty?.rows || 24,
-              term: pty?.term,
-              command,
-            });
-          } catch (error) {
-            log.warn({ err: error, setupSessionId: connection.setupSessionId }, 'could not open a PTY for an SSH request');
-            reject?.();
-            return;
-          }
-          open = stream;
-          bridge(stream, accept(), { stripUntilMarker });
+        const start = (accept: () => ssh2.ServerChannel | undefined, command: string[] | undefined, stripUntilMarker: boolean) => {
+          const channel = accept();
+          if (!channel) return;
+          const opening = openPty(connection, { cols: pty?.cols || 80, rows: pty?.rows || 24, term: pty?.term, command });
+          opening.then(
+            (stream) => {
+              open = stream;
+            },
+            (error: unknown) =>
+              log.warn({ err: error, setupSessionId: connection.setupSessionId }, 'could not open a PTY for an SSH request'),
+          );
+          serve(channel, opening, { stripUntilMarker });
         };
-        session.on('shell', (accept, reject) => {
-          void start(accept, reject, undefined, false);
-        });
-        session.on('exec', (accept, reject, info) => {
-          if (pty) void start(accept, reject, ['sh', '-c', info.command], false);
-          else void start(accept, reject, ['sh', '-c', EXEC_WRAPPER, 'sh', info.command], true);
+        session.on('shell', (accept) => start(accept, undefined, false));
+        session.on('exec', (accept, _reject, info) => {
+          if (pty) start(accept, ['sh', '-c', info.command], false);
+          else start(accept, ['sh', '-c', EXEC_WRAPPER, 'sh', info.command], true);
         });
         session.on('subsystem', (_accept, reject) => reject?.());
       });
