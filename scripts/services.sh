@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs and starts the system services the full test suite needs:
-# a Postgres 15 cluster on a loopback port and a Docker engine without a default bridge.
+# a Postgres 15 cluster on a loopback port, a Docker engine without a default bridge, and OpenSSH.
 # Idempotent: anything already running is reused. Source it to get the exported variables.
 set -euo pipefail
 
@@ -46,3 +46,5 @@ start_docker() {
 
 start_postgres
 start_docker
+# The terminal and SSH gateway tests drive the real OpenSSH client and server.
+apt_install openssh-client openssh-server
