@@ -8,6 +8,7 @@ import { registerWebUi } from './http/web-ui.ts';
 import './http/fastify-types.ts';
 import { registerActivityRoutes } from './http/routes/activity.routes.ts';
 import { registerAuthSessionRoutes } from './http/routes/auth-session.routes.ts';
+import { registerBaseImageRoutes } from './http/routes/base-images.routes.ts';
 import { registerCustomImageRoutes } from './http/routes/custom-images.routes.ts';
 import { registerEnvironmentRoutes } from './http/routes/environments.routes.ts';
 import { registerHealthRoutes } from './http/routes/health.routes.ts';
@@ -92,6 +93,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerKeyRoutes(app, services);
   registerCustomImageRoutes(app, services);
   registerSandboxRoutes(app, services);
+  registerBaseImageRoutes(app, { providers: deps.providers, dataDir: deps.config.dataDir });
   registerTerminalRoutes(app, { ...services, authTimeoutMs: deps.config.terminalAuthTimeoutMs });
   registerWebUi(app, { distDir: deps.config.webDistDir });
   return { app, services, routes };

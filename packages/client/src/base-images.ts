@@ -8,7 +8,6 @@ import {
   ImageOperationLineSchema,
 } from '@sandcast/contracts';
 import { z } from 'zod';
-import type { SandcastClient } from './client.ts';
 import { SandcastApiError } from './errors.ts';
 
 export type ProgressListener = (progress: { phase: string; fraction?: number | undefined }) => void;
@@ -39,8 +38,14 @@ async function readOperation(response: Response, onProgress?: ProgressListener):
   throw new SandcastApiError({ status: 502, code: 'http_error', message: 'the operation ended without a result; see the server log' });
 }
 
+/** The two ways the client sends requests, as this module needs them (kept apart to avoid an import cycle). */
+export interface Requester {
+  request<T extends z.ZodType>(method: 'GET' | 'POST' | 'DELETE', path: string, schema: T): Promise<z.output<T>>;
+  raw(method: 'GET' | 'POST', path: string, options?: { body?: BodyInit; contentType?: string }): Promise<Response>;
+}
+
 /** Base images a provider keeps itself (the local provider): list, import, build, export, remove. */
-export function baseImagesApi(client: SandcastClient) {
+export function baseImagesApi(client: Requester) {
   const path = (template: string, params: Record<string, string>) => fillPath(template, params);
   return {
     list: async (provider: string) => (await client.request('GET', path(API_PATHS.baseImages, { provider }), BaseImageListSchema)).images,

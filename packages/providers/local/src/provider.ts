@@ -22,6 +22,7 @@ import type {
   TemplateRef,
   WriteFileOptions,
 } from '@sandcast/provider-sdk';
+import { asBaseImageStore } from './base-image-store.ts';
 import { captureSetup } from './capture.ts';
 import { type Cgroups, detectCgroups } from './cgroups.ts';
 import { listUpperChanges } from './changes.ts';
@@ -343,6 +344,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     capabilities: CAPABILITIES,
     runtimeKnobs: LOCAL_RUNTIME_KNOBS,
     images,
+    baseImages: asBaseImageStore(images),
 
     availability: () => getAvailability(),
 
