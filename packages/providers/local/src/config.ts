@@ -4,7 +4,7 @@ import { z } from 'zod';
 export const BUILTIN_IMAGE = 'host';
 
 /** Environment config of the `local` provider. */
-export const localConfigSchema = z.object({
+export const localConfigSchema = z.strictObject({
   /** Base image name or id from the local image store. Default: the built-in `host` base (no download). */
   image: z.string().min(1).default(BUILTIN_IMAGE),
   /** CPU limit in cores (fractions allowed). Default 1. */
