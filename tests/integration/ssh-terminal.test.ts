@@ -140,7 +140,7 @@ describe.skipIf(skipReason !== null)('browser terminal over SSH against a real O
     const token = await t.client.customImages.terminalSessionToken(session.id);
     expect(token.connectionType).toBe('ssh');
     const first = await attachTerminal(t.url, token);
-    first.type('echo "who=$(id -un) via=${SSH_CONNECTION:+ssh}"\r');
+    first.type('echo "who=$(id -un) via=$(test -n "$SSH_CONNECTION" && echo ssh)"\r');
     await first.waitFor(`who=${username} via=ssh`);
 
     // The pin is in the database: probing with another fingerprint shows which one is pinned.
