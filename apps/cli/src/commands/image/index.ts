@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerBaseImageCommands } from './base-images.ts';
 import { registerImageCancel } from './cancel.ts';
 import { registerImageChanges } from './changes.ts';
 import { registerImageDisable } from './disable.ts';
@@ -14,7 +15,9 @@ import { registerImageStatus } from './status.ts';
 export function registerImage(program: Command): void {
   const image = program
     .command('image')
-    .description('custom images: prepare a sandbox once (setup), capture it, and let every run of the environment boot from it');
+    .description(
+      'custom images: prepare a sandbox once (setup), capture it, and let every run of the environment boot from it; and base images (list, import, build-base, export, rm)',
+    );
   for (const register of [
     registerImageStatus,
     registerImageHistory,
@@ -27,6 +30,7 @@ export function registerImage(program: Command): void {
     registerImageDisable,
     registerImageRelink,
     registerImageProbe,
+    registerBaseImageCommands,
   ])
     register(image);
 }
