@@ -1,6 +1,19 @@
-import type { BaseImageInfo, BaseImageStore } from '@sandcast/provider-sdk';
+import type { Readable } from 'node:stream';
+import type { BaseImageInfo, BaseImageProgress, BaseImageStore } from '@sandcast/provider-sdk';
 import type { LocalImage } from './image-types.ts';
-import type { LocalImageStoreApi } from './provider.ts';
+
+/** The parts of the provider's image store this adapter uses (kept structural: no import back into provider.ts). */
+interface LocalImages {
+  list(): Promise<LocalImage[]>;
+  importRootfs(tarPath: string, name: string, onProgress?: BaseImageProgress): Promise<LocalImage>;
+  buildBase(
+    distro: 'debian',
+    options?: { name?: string | undefined; release?: string | undefined },
+    onProgress?: BaseImageProgress,
+  ): Promise<LocalImage>;
+  exportImage(idOrName: string): Promise<Readable>;
+  remove(idOrName: string): Promise<void>;
+}
 
 function toInfo(image: LocalImage): BaseImageInfo {
   return {
@@ -16,7 +29,7 @@ function toInfo(image: LocalImage): BaseImageInfo {
 }
 
 /** The local image store as the provider contract's `baseImages`, for the server's image routes. */
-export function asBaseImageStore(images: LocalImageStoreApi): BaseImageStore {
+export function asBaseImageStore(images: LocalImages): BaseImageStore {
   return {
     list: async () => (await images.list()).map(toInfo),
     importArchive: async (tarPath, name, onProgress) => toInfo(await images.importRootfs(tarPath, name, onProgress)),
