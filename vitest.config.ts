@@ -2,11 +2,39 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['packages/**/*.test.ts', 'apps/**/*.test.ts', 'tests/integration/**/*.test.ts'],
-    exclude: ['**/node_modules/**', 'apps/web/**'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default', './scripts/count-reporter.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'node',
+          include: ['packages/**/*.test.ts', 'apps/**/*.test.ts', 'tests/integration/**/*.test.ts'],
+          exclude: ['**/node_modules/**', 'apps/web/**'],
+        },
+      },
+      {
+        // The web UI's component tests, in a DOM.
+        extends: true,
+        test: {
+          name: 'web',
+          include: ['apps/web/src/**/*.test.{ts,tsx}'],
+          environment: 'jsdom',
+          setupFiles: ['apps/web/src/test/setup.ts'],
+        },
+      },
+      {
+        // The built UI in Chromium against a real server (tests/e2e/README.md).
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['tests/e2e/**/*.e2e.test.ts'],
+          testTimeout: 240_000,
+          hookTimeout: 180_000,
+        },
+      },
+    ],
   },
 });

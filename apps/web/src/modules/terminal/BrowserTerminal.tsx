@@ -64,6 +64,8 @@ export function BrowserTerminal({
   const termRef = useRef<{ term: Terminal; fit: FitAddon } | null>(null);
   const socketRef = useRef<WebSocket | null>(null);
   const userClosedRef = useRef(false);
+  const onUnavailableRef = useRef(onUnavailable);
+  onUnavailableRef.current = onUnavailable;
 
   const send = useCallback((frame: TerminalClientFrame) => {
     const socket = socketRef.current;
@@ -114,7 +116,9 @@ export function BrowserTerminal({
   }, [send]);
 
   const open = useCallback(async () => {
-    socketRef.current?.close();
+    const previous = socketRef.current;
+    socketRef.current = null;
+    previous?.close(1000, 'reconnecting');
     userClosedRef.current = false;
     setState({ kind: 'connecting' });
     let token: Awaited<ReturnType<typeof requestTerminalToken>>;
@@ -123,7 +127,7 @@ export function BrowserTerminal({
     } catch (error) {
       if (error instanceof SandcastApiError && (error.code === 'capability_unsupported' || error.status === 404)) {
         setState({ kind: 'idle' });
-        onUnavailable();
+        onUnavailableRef.current();
         return;
       }
       setState({ kind: 'failed', message: errorMessage(error) });
@@ -143,6 +147,7 @@ export function BrowserTerminal({
     let settled = false;
     socket.onopen = () => socket.send(JSON.stringify({ type: 'auth', token: token.token } satisfies TerminalClientFrame));
     socket.onmessage = (event: MessageEvent<string | ArrayBuffer>) => {
+      if (socketRef.current !== socket) return; // a socket we already replaced
       if (typeof event.data !== 'string') {
         termRef.current?.term.write(new Uint8Array(event.data));
         return;
@@ -169,7 +174,8 @@ export function BrowserTerminal({
       }
     };
     socket.onclose = (event) => {
-      if (socketRef.current === socket) socketRef.current = null;
+      if (socketRef.current !== socket) return; // replaced or left: nothing to report
+      socketRef.current = null;
       if (settled) return;
       if (userClosedRef.current)
         setState({ kind: 'closed', reason: 'You disconnected. The shell keeps running until the setup session ends.' });
@@ -186,20 +192,24 @@ export function BrowserTerminal({
               },
         );
     };
-  }, [client, sessionId, onUnavailable, send]);
+  }, [client, sessionId, send]);
 
   const disconnect = useCallback(() => {
     userClosedRef.current = true;
     socketRef.current?.close(1000, 'closed by the operator');
   }, []);
 
+  const openRef = useRef(open);
+  openRef.current = open;
   useEffect(() => {
-    if (autoOpen) void open();
+    if (autoOpen) void openRef.current();
     return () => {
       userClosedRef.current = true;
-      socketRef.current?.close(1000, 'page left');
+      const socket = socketRef.current;
+      socketRef.current = null;
+      socket?.close(1000, 'page left');
     };
-  }, [autoOpen, open]);
+  }, [autoOpen]);
 
   const label = STATE_LABEL[state.kind];
   const detail = state.kind === 'closed' ? state.reason : state.kind === 'failed' ? state.message : null;

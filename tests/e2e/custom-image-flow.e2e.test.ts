@@ -1,0 +1,173 @@
+import { API_PATHS } from '@sandcast/contracts';
+import { dockerSkipReason, TEST_IMAGE } from '@sandcast/provider-docker/testing';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Browser, chromiumSkipReason, launchBrowser } from './support/browser.ts';
+import { see, seeSetupStatus, seeToast } from './support/page-helpers.ts';
+import { type E2eServer, startE2eServer } from './support/server.ts';
+
+const chromiumSkip = chromiumSkipReason();
+if (chromiumSkip) console.warn(`[e2e] skipped: ${chromiumSkip}`);
+
+/**
+ * The providers the flow runs on: the fake always (fast), Docker where an engine runs, and the
+ * local provider whenever the server registers it and it is available here.
+ */
+interface ProviderCase {
+  provider: string;
+  displayName: string;
+  fill: (page: Page) => Promise<void>;
+}
+
+const dockerSkip = await dockerSkipReason();
+if (dockerSkip && process.env.CI === 'true') throw new Error(`CI=true but the Docker end-to-end run cannot happen: ${dockerSkip}`);
+
+const CASES: ProviderCase[] = [
+  { provider: 'fake', displayName: 'Fake (tests)', fill: async () => {} },
+  ...(dockerSkip
+    ? []
+    : [
+        {
+          provider: 'docker',
+          displayName: 'Docker',
+          fill: async (page: Page) => page.getByLabel('Image', { exact: true }).fill(TEST_IMAGE),
+        },
+      ]),
+  { provider: 'local', displayName: 'Local', fill: async () => {} },
+];
+
+/**
+ * The sandbox's /workspace. The fake provider runs its shells on this host with the sandbox root
+ * in SANDCAST_SANDBOX_ROOT; real sandboxes have no such variable and a real /workspace.
+ */
+const WORKSPACE = '"${SANDCAST_SANDBOX_ROOT:-}/workspace"';
+
+/**
+ * Writes /workspace/<name> in the setup sandbox by typing into the browser terminal; a server
+ * without the terminal back end gets it through the setup exec endpoint instead.
+ */
+async function writeInSetup(page: Page, server: E2eServer, environmentId: string, name: string, content: string): Promise<void> {
+  const script = `mkdir -p ${WORKSPACE} && echo ${content} > ${WORKSPACE}/${name} && echo wrote-$((6*7))`;
+  const hasTerminal = server.server.routes.some((r) => r.url.endsWith('/terminal-session-token'));
+  if (hasTerminal) {
+    await see(page.getByTestId('terminal-state').filter({ hasText: /^Connected$/ }), 30_000);
+    await page.locator('.xterm').click();
+    await page.keyboard.type(`${script}\n`);
+    // The shell computes 42, so this is the command's output, not the echo of what was typed.
+    await see(page.locator('.xterm-rows').filter({ hasText: 'wrote-42' }), 30_000);
+    return;
+  }
+  const { activeSession } = await server.client.customImages.overview(environmentId);
+  const ran = await server.client.customImages.exec(activeSession!.id, { command: ['sh', '-c', script] });
+  expect(ran.exitCode, ran.stderr).toBe(0);
+}
+
+for (const c of CASES) {
+  describe.skipIf(chromiumSkip !== null)(`custom image flow in Chromium on ${c.provider}`, () => {
+    let server: E2eServer;
+    let browser: Browser;
+    let page: Page;
+    let environmentId = '';
+    let available = false;
+
+    beforeAll(async () => {
+      server = await startE2eServer();
+      const target = (await server.client.targets()).find((t) => t.provider === c.provider);
+      available = target?.available === true;
+      if (!available) {
+        const reason = target ? target.unavailableReason : 'the server does not register it';
+        if (process.env.CI === 'true' && c.provider !== 'local') throw new Error(`CI=true but ${c.provider} is unavailable: ${reason}`);
+        console.warn(`[e2e] ${c.provider}: skipped, ${reason}`);
+        return;
+      }
+      browser = await launchBrowser();
+      page = browser.page;
+    }, 120_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await server?.close();
+    });
+
+    it('enable environments → create environment → Configure image → write a file → review → Finished', async (ctx) => {
+      if (!available) return ctx.skip();
+      await page.goto(`${server.url}/environments`);
+      await see(page.getByTestId('environments-off-hint'));
+      await page.getByRole('link', { name: 'Settings → Instance settings → Experimental' }).click();
+      const toggle = page.getByRole('switch', { name: 'Enable Environments' });
+      await toggle.click();
+      await see(page.locator('[role="switch"][aria-checked="true"]'));
+
+      await page.getByRole('link', { name: 'Environments' }).click();
+      await see(page.getByText('No environments yet'));
+      await page.getByRole('link', { name: 'Create environment' }).click();
+      await page.getByLabel('Name', { exact: true }).fill(`e2e-${c.provider}`);
+      await page.getByRole('radio', { name: new RegExp(c.displayName.replace(/[()]/g, '\\$&')) }).check();
+      await c.fill(page);
+      await page.getByRole('button', { name: 'Create environment', exact: true }).click();
+      await see(page.getByRole('heading', { name: `e2e-${c.provider}` }));
+      environmentId = new URL(page.url()).pathname.split('/').pop()!;
+
+      const panel = page.locator('#custom-image');
+      await see(panel.getByText('Not configured'));
+      await see(panel.getByText(`Capture a custom ${c.displayName} image with your tools already logged in.`));
+      await panel.getByRole('button', { name: 'Configure image', exact: true }).click();
+      await seeSetupStatus(page, 'Setup running', 120_000);
+
+      await writeInSetup(page, server, environmentId, 'e2e-first.txt', 'first');
+      await panel.getByRole('button', { name: 'Refresh list' }).click();
+      await see(page.getByTestId('capture-review').getByText(/\/workspace\/e2e-first\.txt$/));
+
+      await panel.getByRole('button', { name: 'Finished', exact: true }).click();
+      await page.getByRole('alertdialog').getByRole('button', { name: 'Capture image', exact: true }).click();
+      await seeToast(page, 'Template captured', 'Future runs can use the promoted template.');
+      await see(page.getByTestId('active-template'), 60_000);
+      await see(panel.getByTestId('setup-status').filter({ hasText: 'Template captured' }));
+    });
+
+    it('a sandbox created now boots from the image and sees the file', async (ctx) => {
+      if (!available) return ctx.skip();
+      await page.getByRole('link', { name: 'Sandboxes' }).click();
+      await page.getByRole('button', { name: 'Create sandbox', exact: true }).click();
+      await seeToast(page, 'Sandbox created', 'It booted from the active custom image.');
+      const card = await see(page.getByTestId('sandbox-card'), 60_000);
+      await see(card.getByTestId('sandbox-image').filter({ hasText: 'custom image' }));
+      await card.getByLabel(/Command to run/).fill(`cat ${WORKSPACE}/e2e-first.txt`);
+      await card.getByRole('button', { name: 'Run', exact: true }).click();
+      await see(card.getByTestId('exec-output').filter({ hasText: 'first' }), 60_000);
+      await card.getByRole('button', { name: 'Delete', exact: true }).click();
+      await page.getByRole('alertdialog').getByRole('button', { name: 'Delete sandbox', exact: true }).click();
+      await seeToast(page, 'Sandbox deleted.');
+    });
+
+    it('Refresh and capture again, then Rollback, then Disable — each with its toast', async (ctx) => {
+      if (!available) return ctx.skip();
+      await page.goto(`${server.url}/environments/${environmentId}`);
+      const panel = page.locator('#custom-image');
+      await panel.getByRole('button', { name: 'Refresh', exact: true }).click();
+      await page.getByRole('alertdialog').getByRole('button', { name: 'Start setup', exact: true }).click();
+      await seeSetupStatus(page, 'Setup running', 120_000);
+      await writeInSetup(page, server, environmentId, 'e2e-second.txt', 'second');
+      await panel.getByRole('button', { name: 'Refresh list' }).click();
+      await see(page.getByTestId('capture-review').getByText(/\/workspace\/e2e-second\.txt$/));
+      await panel.getByRole('button', { name: 'Finished', exact: true }).click();
+      await page.getByRole('alertdialog').getByRole('button', { name: 'Capture image', exact: true }).click();
+      await seeToast(page, 'Template captured', 'Future runs can use the promoted template.');
+      await see(panel.getByRole('table', { name: 'Image history' }).getByText('superseded'), 60_000);
+
+      await panel.getByRole('button', { name: 'Rollback', exact: true }).click();
+      await page.getByRole('alertdialog').getByRole('button', { name: 'Rollback', exact: true }).click();
+      await seeToast(page, 'Future runs will use the previous template.');
+
+      await panel.getByRole('button', { name: 'Disable', exact: true }).click();
+      await page.getByRole('alertdialog').getByRole('button', { name: 'Disable', exact: true }).click();
+      await seeToast(page, 'Future runs will use the base provider configuration.');
+      await see(panel.getByText('Not configured'));
+      await see(panel.getByRole('table', { name: 'Image history' }).getByText('revoked'));
+
+      const templates = await server.client.customImages.history(environmentId);
+      expect(templates.map((t) => t.status).sort()).toEqual(['revoked', 'superseded']);
+      expect(server.server.routes.some((r) => r.url === API_PATHS.sandboxes)).toBe(true);
+    });
+  });
+}
