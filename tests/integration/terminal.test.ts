@@ -1,6 +1,10 @@
-import type { SandcastApiError, SandcastClient } from '@sandcast/client';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type SandcastApiError, SandcastClient } from '@sandcast/client';
 import { TERMINAL_MAX_FRAME_BYTES } from '@sandcast/contracts';
 import { testDatabases } from '@sandcast/db/testing';
+import { loadConfig, startServer } from '@sandcast/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
 import { attachTerminal, rawTerminalSocket } from './support/terminal-client.ts';
@@ -265,6 +269,60 @@ describe('browser terminal: server shutdown', () => {
       expect((await waiting.closed).code).toBe(1001);
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('browser terminal: records survive a restart', () => {
+  it('a used token stays used, an unused one still works, an expired one stays refused', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-terminal-restart-'));
+    const clock = movableClock();
+    // The embedded database in the data dir, so the second server reads what the first wrote.
+    const config = loadConfig({
+      SANDCAST_PORT: '0',
+      SANDCAST_DATA_DIR: dataDir,
+      SANDCAST_LOG_LEVEL: 'warn',
+      SANDCAST_ENABLE_FAKE_PROVIDER: '1',
+      SANDCAST_SSH_PORT: 'off',
+    });
+    try {
+      const first = await startServer(config, { clock });
+      const client1 = new SandcastClient({ baseUrl: first.url });
+      await enableEnvironments(client1);
+      const session = await runningSetup(client1);
+      const used = await client1.customImages.terminalSessionToken(session.id);
+      const unused = await client1.customImages.terminalSessionToken(session.id);
+      const soonExpired = await client1.customImages.terminalSessionToken(session.id);
+      (await attachTerminal(first.url, used)).connection.close();
+      const pin = { setupSessionId: session.id, host: '127.0.0.1', port: 22, fingerprint: 'SHA256:first' };
+      expect(await first.store.repos.terminalSessions.pinHostKey(pin)).toMatchObject({ ok: true, firstUse: true });
+      await first.close();
+
+      const second = await startServer(config, { clock });
+      try {
+        const refusedWith = async (token: typeof used) => {
+          const socket = rawTerminalSocket(second.url, token.websocketPath);
+          await socket.opened;
+          socket.sendJson({ type: 'auth', token: token.token });
+          expect((await socket.closed).code).toBe(1008);
+          return socket.error();
+        };
+        expect(await refusedWith(used)).toMatch(/already used/);
+        const term = await attachTerminal(second.url, unused);
+        term.type('echo after-restart\r');
+        await term.waitFor('after-restart');
+        term.connection.close();
+        clock.advance(5 * 60 * 1000 + 1000);
+        expect(await refusedWith(soonExpired)).toMatch(/expired before it was used/);
+        expect(await second.store.repos.terminalSessions.pinHostKey({ ...pin, fingerprint: 'SHA256:other' })).toEqual({
+          ok: false,
+          pinned: 'SHA256:first',
+        });
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 });
