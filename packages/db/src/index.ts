@@ -10,7 +10,6 @@ export type { EnvironmentChange, NewEnvironment } from './repos/environments.rep
 export type { NewSandbox, SandboxPatch } from './repos/sandboxes.repo.ts';
 export type { NewSetupSession, SetupSessionPatch } from './repos/setup-sessions.repo.ts';
 export type { NewTemplate } from './repos/templates.repo.ts';
-export type { SshCredentialRecord } from './repos/ssh-credentials.repo.ts';
-export type { ConsumeOutcome, HostKeyPinOutcome, NewTerminalSession, TerminalSessionRecord } from './repos/terminal-sessions.repo.ts';
+export type { TerminalSessionRecord } from './repos/terminal-sessions.repo.ts';
 export type { Repositories, Store } from './store.ts';
 export { createRepositories, createStore } from './store.ts';
