@@ -40,7 +40,7 @@ const CASES: ProviderCase[] = [
  * The sandbox's /workspace. The fake provider runs its shells on this host with the sandbox root
  * in SANDCAST_SANDBOX_ROOT; real sandboxes have no such variable and a real /workspace.
  */
-const WORKSPACE = '"${SANDCAST_SANDBOX_ROOT:-}/workspace"';
+const WORKSPACE = '"$SANDCAST_SANDBOX_ROOT/workspace"';
 
 /**
  * Writes /workspace/<name> in the setup sandbox by typing into the browser terminal; a server

@@ -1,5 +1,5 @@
 import * as AlertDialog from '@radix-ui/react-alert-dialog';
-import type { ReactNode } from 'react';
+import { type ReactNode, useRef } from 'react';
 import { Button } from './Button.tsx';
 
 /**
@@ -27,11 +27,17 @@ export function ConfirmDialog({
   onCancel?: () => void;
   children?: ReactNode;
 }) {
+  // Closing reports a back-out once, and never after the confirm button closed it.
+  const settled = useRef(false);
+  if (!open) settled.current = false;
   return (
     <AlertDialog.Root
       open={open}
       onOpenChange={(next) => {
-        if (!next) onCancel?.();
+        if (!next && !settled.current) {
+          settled.current = true;
+          onCancel?.();
+        }
         onOpenChange(next);
       }}
     >
@@ -48,7 +54,13 @@ export function ConfirmDialog({
               <Button>Cancel</Button>
             </AlertDialog.Cancel>
             <AlertDialog.Action asChild>
-              <Button variant={danger ? 'danger' : 'primary'} onClick={onConfirm}>
+              <Button
+                variant={danger ? 'danger' : 'primary'}
+                onClick={() => {
+                  settled.current = true;
+                  onConfirm();
+                }}
+              >
                 {confirmLabel}
               </Button>
             </AlertDialog.Action>

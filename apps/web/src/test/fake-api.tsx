@@ -1,0 +1,142 @@
+import { SandcastClient } from '@sandcast/client';
+import type { CustomImageOverview, CustomImageTemplateBody, EnvironmentBody, SetupSessionBody } from '@sandcast/contracts';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { render } from '@testing-library/react';
+import type { ReactNode } from 'react';
+import { MemoryRouter } from 'react-router';
+import { Toaster } from 'sonner';
+import { ClientProvider } from '../api/client-context.tsx';
+
+/** One answer of the fake API: a status and a JSON body. */
+export interface FakeAnswer {
+  status?: number;
+  body: unknown;
+}
+
+type Handler = (request: { method: string; path: string; body: unknown }) => FakeAnswer | Promise<FakeAnswer>;
+
+/**
+ * A SandcastClient whose fetch answers from `routes` ("METHOD /path" → answer). Every request is
+ * recorded, so tests can assert what the UI sent. An unknown route is a 404 envelope.
+ */
+export function fakeClient(routes: Record<string, FakeAnswer | Handler>) {
+  const calls: { method: string; path: string; body: unknown; headers: Record<string, string> }[] = [];
+  const fetchImpl = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    const url = new URL(String(input));
+    const method = init?.method ?? 'GET';
+    const body = init?.body ? JSON.parse(String(init.body)) : undefined;
+    calls.push({ method, path: url.pathname + url.search, body, headers: (init?.headers ?? {}) as Record<string, string> });
+    const route = routes[`${method} ${url.pathname}`];
+    const answer: FakeAnswer = !route
+      ? { status: 404, body: { error: { code: 'not_found', message: `no route ${method} ${url.pathname}` } } }
+      : typeof route === 'function'
+        ? await route({ method, path: url.pathname, body })
+        : route;
+    return new Response(JSON.stringify(answer.body), { status: answer.status ?? 200, headers: { 'content-type': 'application/json' } });
+  };
+  const client = new SandcastClient({ baseUrl: 'http://sandcast.test', fetch: fetchImpl as typeof fetch, csrfHeader: true });
+  return { client, calls };
+}
+
+export function renderWithApi(ui: ReactNode, client: SandcastClient) {
+  const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false, staleTime: Number.POSITIVE_INFINITY } } });
+  return render(
+    <ClientProvider client={client}>
+      <QueryClientProvider client={queryClient}>
+        <MemoryRouter>{ui}</MemoryRouter>
+        <Toaster />
+      </QueryClientProvider>
+    </ClientProvider>,
+  );
+}
+
+const T0 = '2026-01-01T10:00:00.000Z';
+const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
+
+export const environment: EnvironmentBody = {
+  id: 'env_1',
+  name: 'build',
+  provider: 'daytona',
+  config: {},
+  currentRevision: { id: 'rev_1', number: 1, createdAt: T0 },
+  createdAt: T0,
+  updatedAt: T0,
+};
+
+export function session(overrides: Partial<SetupSessionBody> = {}): SetupSessionBody {
+  const labels = {
+    starting: 'Setup starting',
+    waiting_for_user: 'Setup running',
+    capturing: 'Capturing template',
+    promoted: 'Template captured',
+    cancelled: 'Setup cancelled',
+    timed_out: 'Setup expired',
+    failed: 'Setup failed',
+  } as const;
+  const status = overrides.status ?? 'waiting_for_user';
+  return {
+    id: 'sess_1',
+    environmentId: 'env_1',
+    environmentRevisionId: 'rev_1',
+    provider: 'daytona',
+    status,
+    statusLabel: labels[status],
+    sourceTemplateId: null,
+    providerLeaseId: 'lease_1',
+    connectionSummary: {},
+    expiresAt: inAnHour(),
+    finishedAt: null,
+    failureReason: null,
+    createdAt: T0,
+    updatedAt: new Date().toISOString(),
+    ...overrides,
+  };
+}
+
+export function template(overrides: Partial<CustomImageTemplateBody> = {}): CustomImageTemplateBody {
+  return {
+    id: 'tpl_2',
+    environmentId: 'env_1',
+    provider: 'daytona',
+    kind: 'snapshot',
+    providerRef: 'sandcast-env_1-tpl_2',
+    digest: null,
+    sizeBytes: 52_428_800,
+    status: 'active',
+    refreshedFromTemplateId: null,
+    setupSessionId: 'sess_1',
+    capturedRevisionId: 'rev_1',
+    capturedFingerprint: 'fp',
+    linkedRevisionId: 'rev_1',
+    linkedFingerprint: 'fp',
+    metadata: {},
+    failureReason: null,
+    capturedAt: T0,
+    lastUsedAt: null,
+    supersededByTemplateId: null,
+    createdAt: T0,
+    updatedAt: T0,
+    ...overrides,
+  };
+}
+
+export function overview(overrides: Partial<CustomImageOverview> = {}): CustomImageOverview {
+  return {
+    activeTemplate: null,
+    activeTemplateMatchesConfig: null,
+    activeTemplateDrift: null,
+    activeSession: null,
+    latestSession: null,
+    capability: {
+      state: 'template_setup',
+      label: 'Template setup',
+      message: null,
+      interactiveSetup: true,
+      templateCapture: true,
+      connectionTypes: ['ssh'],
+      templateRefKind: 'snapshot',
+      changeTracking: true,
+    },
+    ...overrides,
+  };
+}
