@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import type { SandcastClient } from '@sandcast/client';
 import { testDatabases } from '@sandcast/db/testing';
+import { loadConfig } from '@sandcast/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
 import { openSshProgram, runSsh, SSH_CLIENT_OPTIONS } from './support/openssh.ts';
@@ -113,3 +115,24 @@ for (const database of testDatabases()) {
     });
   });
 }
+
+describe('SSH gateway settings', () => {
+  it('refuses a non-loopback SSH host in local_trusted mode, a bad port, and a port in use', async () => {
+    expect(() => loadConfig({ SANDCAST_SSH_HOST: '0.0.0.0' })).toThrow(/SANDCAST_SSH_HOST=0.0.0.0 is not a loopback address/);
+    expect(() => loadConfig({ SANDCAST_SSH_HOST: '0.0.0.0', SANDCAST_DEPLOYMENT_MODE: 'authenticated' })).not.toThrow();
+    expect(() => loadConfig({ SANDCAST_SSH_PORT: 'ssh' })).toThrow(/SANDCAST_SSH_PORT must be a port number/);
+    expect(loadConfig({ SANDCAST_SSH_PORT: 'off' }).sshPort).toBeNull();
+    expect(loadConfig({}).sshPort).toBe(2222);
+
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      await expect(
+        startTestServer({ database: testDatabases().find((d) => d.kind === 'pglite')!, env: { SANDCAST_SSH_PORT: String(port) } }),
+      ).rejects.toThrow(new RegExp(`cannot listen on 127.0.0.1:${port}: the port is in use`));
+    } finally {
+      taken.close();
+    }
+  });
+});

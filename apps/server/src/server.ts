@@ -58,6 +58,20 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       const file = await services.apiKeys.bootstrapAdminKey(config.dataDir);
       if (file) app.log.warn({ file }, 'no API keys existed: created an admin key and wrote it to this file (mode 0600)');
     }
+    // Before anything else runs, so a port in use fails the start cleanly.
+    if (config.sshPort !== null) {
+      const gateway = createSshGateway({
+        hostKey: (await loadGatewayHostKey(config.dataDir)).privateKey,
+        credentials: services.sshCredentials,
+        setupSessions: services.setupSessions,
+        providers,
+        events: services.setupSessions.events,
+        log: app.log,
+      });
+      sshGateway = gateway;
+      services.sshEndpoint.address = await gateway.listen(config.sshHost, config.sshPort);
+      app.addHook('preClose', () => gateway.close());
+    }
     const reconciler = createReconciler({
       store,
       providers,

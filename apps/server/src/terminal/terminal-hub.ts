@@ -1,5 +1,5 @@
 import { TERMINAL_REPLAY_BYTES, type TerminalCloseReason } from '@sandcast/contracts';
-import type { SetupSession } from '@sandcast/core';
+import type { SetupSession, SetupSessionStatus } from '@sandcast/core';
 import type { PtyStream } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
@@ -18,6 +18,27 @@ export const BACKPRESSURE_LOW_BYTES = 64 * 1024;
 const MAX_VIEWERS_PER_SHELL = 8;
 /** setTimeout's ceiling; longer expiries are re-armed. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Why a shell whose source exited ended, from its setup session's status. */
+function endReasonOf(status: SetupSessionStatus): TerminalCloseReason {
+  switch (status) {
+    case 'cancelled':
+      return 'setup_cancelled';
+    case 'timed_out':
+      return 'expired';
+    case 'capturing':
+    case 'promoted':
+    case 'failed':
+      return 'setup_finished';
+    case 'starting':
+    case 'waiting_for_user':
+      return 'ssh_closed';
+    default: {
+      const never: never = status;
+      return never;
+    }
+  }
+}
 
 /** One socket watching a shell. The hub calls these; the socket layer implements them. */
 export interface TerminalViewer {
@@ -169,8 +190,15 @@ export function createTerminalHub(deps: {
         for (const viewer of shell.viewers) viewer.output(chunk);
         pressureCheck(shell);
       });
-      // The shell exited (the operator typed `exit`) or the SSH connection dropped.
-      source.onExit(() => endShell(shell, 'ssh_closed'));
+      // The shell exited (the operator typed `exit`), the SSH connection dropped, or the sandbox
+      // was torn down because the setup ended; the session's status says which, so a teardown
+      // that beats the end event still reports the setup's reason.
+      source.onExit(() => {
+        deps.setupSessions.requireSession(session.id).then(
+          (now) => endShell(shell, endReasonOf(now.status)),
+          () => endShell(shell, 'ssh_closed'),
+        );
+      });
       shells.set(session.id, shell);
       armExpiry(shell, session.expiresAt);
       return shell;
