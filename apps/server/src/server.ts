@@ -83,19 +83,6 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     app.addHook('preClose', async () => {
       await reconciler.stop();
     });
-    if (config.sshPort !== null) {
-      const gateway = createSshGateway({
-        hostKey: (await loadGatewayHostKey(config.dataDir)).privateKey,
-        credentials: services.sshCredentials,
-        setupSessions: services.setupSessions,
-        providers,
-        events: services.setupSessions.events,
-        log: app.log,
-      });
-      sshGateway = gateway;
-      services.sshEndpoint.address = await gateway.listen(config.sshHost, config.sshPort);
-      app.addHook('preClose', () => gateway.close());
-    }
     const address = await app.listen({ host: config.host, port: config.port });
     app.log.info({ address, database: store.kind, deploymentMode: config.deploymentMode }, 'sandcast listening');
     let closing: Promise<void> | null = null;
