@@ -17,6 +17,8 @@ import { TerminalRefusal, type TerminalTokensService } from './terminal-tokens.s
 const MAX_QUEUED_FRAMES = 256;
 /** After `closed`/`error`, a socket that does not finish the close handshake is cut off. */
 const CLOSE_GRACE_MS = 2000;
+/** Pings keep an idle terminal's connection alive through proxies that drop quiet sockets. */
+const HEARTBEAT_MS = 30_000;
 
 export interface TerminalSocketDeps {
   hub: TerminalHub;
@@ -48,6 +50,7 @@ export function handleTerminalSocket(
   let pendingSize: { cols: number; rows: number } | null = null;
   const queued: Array<{ data: RawData; isBinary: boolean }> = [];
   let unsent = 0;
+  let heartbeat: NodeJS.Timeout | null = null;
 
   const send = (frame: TerminalServerFrame) => {
     if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(frame));
@@ -56,6 +59,7 @@ export function handleTerminalSocket(
     if (state === 'closed') return;
     state = 'closed';
     clearTimeout(authTimer);
+    if (heartbeat) clearInterval(heartbeat);
     send(frame);
     socket.close(code, frame.type === 'closed' ? frame.reason : 'refused');
     setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref();
@@ -134,6 +138,8 @@ export function handleTerminalSocket(
       }
       attached = shell;
       state = 'attached';
+      heartbeat = setInterval(() => socket.ping(), HEARTBEAT_MS);
+      heartbeat.unref();
       send({ type: 'ready', terminalSessionId, reattached: shell.reattached, replayBytes: shell.replay.length });
       if (shell.replay.length > 0) viewer.output(shell.replay);
       if (pendingSize && shell.reattached) shell.resize(pendingSize.cols, pendingSize.rows);
@@ -204,6 +210,7 @@ export function handleTerminalSocket(
     const wasAttached = state === 'attached';
     state = 'closed';
     clearTimeout(authTimer);
+    if (heartbeat) clearInterval(heartbeat);
     if (attached) {
       attached.detach();
       attached = null;
