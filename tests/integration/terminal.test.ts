@@ -236,6 +236,19 @@ for (const database of testDatabases()) {
       expect(await c.connection.closed).toMatchObject({ code: 1000, reason: 'expired' });
     });
 
+    it('refuses a ninth socket on one shell', async () => {
+      const session = await runningSetup(t.client);
+      const attached = [];
+      for (let i = 0; i < 8; i++) attached.push(await attachTerminal(t.url, await t.client.customImages.terminalSessionToken(session.id)));
+      const token = await t.client.customImages.terminalSessionToken(session.id);
+      const ninth = rawTerminalSocket(t.url, token.websocketPath);
+      await ninth.opened;
+      ninth.sendJson({ type: 'auth', token: token.token });
+      expect((await ninth.closed).code).toBe(1008);
+      expect(ninth.error()).toMatch(/8 terminals are already attached/);
+      for (const term of attached) term.connection.close();
+    });
+
     it('refuses a token whose connect window has passed', async () => {
       const session = await runningSetup(t.client);
       const token = await t.client.customImages.terminalSessionToken(session.id);
