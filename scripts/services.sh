@@ -46,5 +46,7 @@ start_docker() {
 
 start_postgres
 start_docker
+# The end-to-end suite drives Debian's Chromium (tests/e2e).
+apt_install chromium
 # The terminal and SSH gateway tests drive the real OpenSSH client and server.
 apt_install openssh-client openssh-server

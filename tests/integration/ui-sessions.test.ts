@@ -21,7 +21,11 @@ for (const database of testDatabases()) {
     const clock = { offsetMs: 0, now: () => new Date(Date.now() + clock.offsetMs) };
 
     const login = (apiKey: string) =>
-      fetch(`${t.url}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiKey }) });
+      fetch(`${t.url}/api/auth/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ apiKey }),
+      });
     const withCookie = (cookie: string, init: RequestInit = {}) => ({ ...init, headers: { ...(init.headers ?? {}), cookie } });
 
     beforeAll(async () => {

@@ -3,7 +3,7 @@ import type { ButtonHTMLAttributes, ReactNode } from 'react';
 type Variant = 'primary' | 'secondary' | 'danger' | 'ghost';
 
 const VARIANTS: Record<Variant, string> = {
-  primary: 'bg-teal-600 text-white hover:bg-teal-500 border-teal-500',
+  primary: 'bg-teal-700 text-white hover:bg-teal-600 border-teal-600',
   secondary: 'bg-zinc-800 text-zinc-100 hover:bg-zinc-700 border-zinc-700',
   danger: 'bg-red-700 text-white hover:bg-red-600 border-red-600',
   ghost: 'bg-transparent text-zinc-200 hover:bg-zinc-800 border-transparent',

@@ -11,7 +11,7 @@ export function EnvironmentsPage() {
   const createLink = (
     <Link
       to="/environments/new"
-      className="inline-flex items-center gap-1.5 rounded-md border border-teal-500 bg-teal-600 px-3 py-1.5 text-sm font-medium text-white hover:bg-teal-500"
+      className="inline-flex items-center gap-1.5 rounded-md border border-teal-600 bg-teal-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-teal-600"
     >
       <Plus aria-hidden className="size-4" /> Create environment
     </Link>

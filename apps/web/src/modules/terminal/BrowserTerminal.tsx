@@ -1,5 +1,5 @@
 import '@xterm/xterm/css/xterm.css';
-import { SandcastApiError } from '@sandcast/client';
+import { openTerminal, SandcastApiError, type TerminalConnection } from '@sandcast/client';
 import type { FitAddon } from '@xterm/addon-fit';
 import type { Terminal } from '@xterm/xterm';
 import { Plug, PlugZap, RotateCw, Unplug } from 'lucide-react';
@@ -8,7 +8,7 @@ import { useClient } from '../../api/client-context.tsx';
 import { errorMessage } from '../../api/errors.ts';
 import { Button } from '../../components/Button.tsx';
 import { Spinner } from '../../components/States.tsx';
-import { CLOSE_REASON_WORDS, parseServerFrame, requestTerminalToken, type TerminalClientFrame, websocketUrl } from './terminal-protocol.ts';
+import { CLOSE_REASON_WORDS } from './close-reasons.ts';
 
 export type TerminalState =
   | { kind: 'idle' }
@@ -62,15 +62,10 @@ export function BrowserTerminal({
   const [state, setState] = useState<TerminalState>({ kind: 'idle' });
   const hostRef = useRef<HTMLDivElement>(null);
   const termRef = useRef<{ term: Terminal; fit: FitAddon } | null>(null);
-  const socketRef = useRef<WebSocket | null>(null);
+  const socketRef = useRef<TerminalConnection | null>(null);
   const userClosedRef = useRef(false);
   const onUnavailableRef = useRef(onUnavailable);
   onUnavailableRef.current = onUnavailable;
-
-  const send = useCallback((frame: TerminalClientFrame) => {
-    const socket = socketRef.current;
-    if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
-  }, []);
 
   // The xterm instance lives as long as the component; sockets come and go.
   useEffect(() => {
@@ -90,8 +85,8 @@ export function BrowserTerminal({
       term.loadAddon(fit);
       term.open(hostRef.current);
       termRef.current = { term, fit };
-      term.onData((data) => send({ type: 'input', data }));
-      term.onResize(({ cols, rows }) => send({ type: 'resize', cols, rows }));
+      term.onData((data) => socketRef.current?.input(data));
+      term.onResize(({ cols, rows }) => socketRef.current?.resize(cols, rows));
       const refit = () => {
         try {
           fit.fit();
@@ -113,17 +108,17 @@ export function BrowserTerminal({
       termRef.current?.term.dispose();
       termRef.current = null;
     };
-  }, [send]);
+  }, []);
 
   const open = useCallback(async () => {
     const previous = socketRef.current;
     socketRef.current = null;
-    previous?.close(1000, 'reconnecting');
+    previous?.close();
     userClosedRef.current = false;
     setState({ kind: 'connecting' });
-    let token: Awaited<ReturnType<typeof requestTerminalToken>>;
+    let token: Awaited<ReturnType<typeof client.customImages.terminalSessionToken>>;
     try {
-      token = await requestTerminalToken(client, sessionId);
+      token = await client.customImages.terminalSessionToken(sessionId);
     } catch (error) {
       if (error instanceof SandcastApiError && (error.code === 'capability_unsupported' || error.status === 404)) {
         setState({ kind: 'idle' });
@@ -133,70 +128,68 @@ export function BrowserTerminal({
       setState({ kind: 'failed', message: errorMessage(error) });
       return;
     }
-    const cols = termRef.current?.term.cols ?? 100;
-    const rows = termRef.current?.term.rows ?? 24;
-    let socket: WebSocket;
+    const term = termRef.current?.term;
+    let settled = false;
+    let connection: TerminalConnection;
+    // Callbacks of a connection that was replaced (Reconnect) or left are ignored.
+    const current = () => socketRef.current === connection;
     try {
-      socket = new WebSocket(websocketUrl(client.baseUrl, token.websocketPath, cols, rows));
+      connection = openTerminal({
+        baseUrl: client.baseUrl,
+        token,
+        cols: term?.cols ?? 100,
+        rows: term?.rows ?? 24,
+        onReady: () => {
+          if (!current()) return;
+          setState({ kind: 'connected' });
+          const t = termRef.current?.term;
+          t?.focus();
+          if (t) connection.resize(t.cols, t.rows);
+        },
+        onOutput: (bytes) => {
+          if (current()) termRef.current?.term.write(bytes);
+        },
+        onError: (message) => {
+          if (!current()) return;
+          settled = true;
+          setState({ kind: 'failed', message });
+        },
+        onClosed: (reason) => {
+          if (!current()) return;
+          settled = true;
+          setState({ kind: 'closed', reason: CLOSE_REASON_WORDS[reason] });
+        },
+        onSocketClose: (event) => {
+          if (!current()) return;
+          socketRef.current = null;
+          if (settled) return;
+          if (userClosedRef.current)
+            setState({ kind: 'closed', reason: 'You disconnected. The shell keeps running until the setup session ends.' });
+          else
+            setState((previousState) =>
+              previousState.kind === 'connected'
+                ? {
+                    kind: 'closed',
+                    reason: `The connection was lost${event.reason ? `: ${event.reason}` : ''}. Reconnect to pick up where you left off.`,
+                  }
+                : {
+                    kind: 'failed',
+                    message:
+                      event.reason || 'The terminal connection could not be opened. Check that the server is reachable, then reconnect.',
+                  },
+            );
+        },
+      });
     } catch (error) {
       setState({ kind: 'failed', message: errorMessage(error) });
       return;
     }
-    socket.binaryType = 'arraybuffer';
-    socketRef.current = socket;
-    let settled = false;
-    socket.onopen = () => socket.send(JSON.stringify({ type: 'auth', token: token.token } satisfies TerminalClientFrame));
-    socket.onmessage = (event: MessageEvent<string | ArrayBuffer>) => {
-      if (socketRef.current !== socket) return; // a socket we already replaced
-      if (typeof event.data !== 'string') {
-        termRef.current?.term.write(new Uint8Array(event.data));
-        return;
-      }
-      const frame = parseServerFrame(event.data);
-      if (!frame) return;
-      switch (frame.type) {
-        case 'ready':
-          setState({ kind: 'connected' });
-          termRef.current?.term.focus();
-          send({ type: 'resize', cols: termRef.current?.term.cols ?? cols, rows: termRef.current?.term.rows ?? rows });
-          break;
-        case 'output':
-          termRef.current?.term.write(frame.data);
-          break;
-        case 'error':
-          settled = true;
-          setState({ kind: 'failed', message: frame.message });
-          break;
-        case 'closed':
-          settled = true;
-          setState({ kind: 'closed', reason: CLOSE_REASON_WORDS[frame.reason] ?? frame.reason });
-          break;
-      }
-    };
-    socket.onclose = (event) => {
-      if (socketRef.current !== socket) return; // replaced or left: nothing to report
-      socketRef.current = null;
-      if (settled) return;
-      if (userClosedRef.current)
-        setState({ kind: 'closed', reason: 'You disconnected. The shell keeps running until the setup session ends.' });
-      else
-        setState((previous) =>
-          previous.kind === 'connected'
-            ? {
-                kind: 'closed',
-                reason: `The connection was lost${event.reason ? `: ${event.reason}` : ''}. Reconnect to pick up where you left off.`,
-              }
-            : {
-                kind: 'failed',
-                message: event.reason || 'The terminal connection could not be opened. Check that the server is reachable, then reconnect.',
-              },
-        );
-    };
-  }, [client, sessionId, send]);
+    socketRef.current = connection;
+  }, [client, sessionId]);
 
   const disconnect = useCallback(() => {
     userClosedRef.current = true;
-    socketRef.current?.close(1000, 'closed by the operator');
+    socketRef.current?.close();
   }, []);
 
   const openRef = useRef(open);
@@ -205,9 +198,9 @@ export function BrowserTerminal({
     if (autoOpen) void openRef.current();
     return () => {
       userClosedRef.current = true;
-      const socket = socketRef.current;
+      const connection = socketRef.current;
       socketRef.current = null;
-      socket?.close(1000, 'page left');
+      connection?.close();
     };
   }, [autoOpen]);
 
