@@ -77,6 +77,12 @@ export async function startTestServer(options: {
       return { status: response.status, body, text };
     },
     close: async () => {
+      // Sandboxes outlive a server by design; a test's must not outlive the test (mounts, containers).
+      await server.reconciler.stop();
+      for (const { provider } of server.providers.list()) {
+        const instances = await provider.listInstances().catch(() => []);
+        for (const instance of instances) await provider.destroy(instance.instanceId).catch(() => undefined);
+      }
       await server.close();
       await rm(dataDir, { recursive: true, force: true });
     },
