@@ -67,7 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     sshHost: env.SANDCAST_SSH_HOST ?? '127.0.0.1',
     sshPort: sshPortOf(env.SANDCAST_SSH_PORT),
     terminalAuthTimeoutMs: positiveSeconds(env.SANDCAST_TERMINAL_AUTH_TIMEOUT_SECONDS, 'SANDCAST_TERMINAL_AUTH_TIMEOUT_SECONDS', 10) * 1000,
-    uiSessionTtlMs: positiveSeconds(env.SANDCAST_UI_SESSION_HOURS, 'SANDCAST_UI_SESSION_HOURS', 12) * 3_600_000,
+    uiSessionTtlMs: positiveSeconds(env.SANDCAST_UI_SESSION_HOURS, 'SANDCAST_UI_SESSION_HOURS', 12, 'hours') * 3_600_000,
     webDistDir: path.resolve(env.SANDCAST_WEB_DIST || DEFAULT_WEB_DIST),
   };
   assertBindAllowed(config);
@@ -101,10 +101,10 @@ function sshPortOf(raw: string | undefined): number | null {
   return port;
 }
 
-function positiveSeconds(raw: string | undefined, name: string, fallback: number): number {
+function positiveSeconds(raw: string | undefined, name: string, fallback: number, unit = 'seconds'): number {
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0)
-    throw new SandcastError('bad_request', `${name} must be a positive number of seconds; got "${raw}"`);
+    throw new SandcastError('bad_request', `${name} must be a positive number of ${unit}; got "${raw}"`);
   return value;
 }
