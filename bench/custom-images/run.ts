@@ -114,7 +114,7 @@ async function main() {
 
     console.log(`\ncustom images on the ${PROVIDER} provider, ${ITERATIONS} iterations (+1 warm-up), one run\n`);
     console.log(
-      `setup script in the setup sandbox: ${setupMs.toFixed(0)} ms; capture (Finished): ${captureMs.toFixed(0)} ms; image ${template.kind} ${template.providerRef}, ${((template.sizeBytes ?? 0) / 1048576).toFixed(1)} MiB\n`,
+      `setup script in the setup sandbox: ${setupMs.toFixed(0)} ms; capture (Finished): ${captureMs.toFixed(0)} ms; ${template.kind} ${template.providerRef}, ${((template.sizeBytes ?? 0) / 1048576).toFixed(1)} MiB\n`,
     );
     row('base + setup script → ready (baseline)', baseAndSetup);
     row('captured image → first exec sees the setup', fromImage, baseAndSetup);
