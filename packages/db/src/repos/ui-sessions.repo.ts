@@ -35,10 +35,18 @@ export function createUiSessionsRepo(db: Db) {
         })
         .from(uiSessions)
         .innerJoin(apiKeys, eq(apiKeys.id, uiSessions.apiKeyId))
-        .where(and(eq(uiSessions.tokenHash, tokenHash), isNull(uiSessions.revokedAt), gt(uiSessions.expiresAt, now), isNull(apiKeys.revokedAt)));
+        .where(
+          and(eq(uiSessions.tokenHash, tokenHash), isNull(uiSessions.revokedAt), gt(uiSessions.expiresAt, now), isNull(apiKeys.revokedAt)),
+        );
       const row = rows[0];
       return row
-        ? { id: row.id, apiKeyId: row.apiKeyId, role: row.role, createdAt: row.createdAt.toISOString(), expiresAt: row.expiresAt.toISOString() }
+        ? {
+            id: row.id,
+            apiKeyId: row.apiKeyId,
+            role: row.role,
+            createdAt: row.createdAt.toISOString(),
+            expiresAt: row.expiresAt.toISOString(),
+          }
         : null;
     },
     /** Ends the session with this token hash; false when there was none live. */
