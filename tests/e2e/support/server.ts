@@ -30,7 +30,8 @@ export async function startE2eServer(options: { mode?: DeploymentMode; env?: Rec
     SANDCAST_ENABLE_FAKE_PROVIDER: '1',
     SANDCAST_DEPLOYMENT_MODE: options.mode ?? 'local_trusted',
     SANDCAST_WEB_DIST: webDist,
-    SANDCAST_SSH_PORT: '0',
+    // The browser terminal is what the suite drives; the SSH gateway has its own tests.
+    SANDCAST_SSH_PORT: 'off',
     ...options.env,
   });
   const server = await startServer(config, { store: createStore(await createDb({ pglite: 'memory://' })) });
