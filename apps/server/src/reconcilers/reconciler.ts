@@ -4,6 +4,10 @@ import type { ManagedInstance, SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import type { SetupSessionsService } from '../services/custom-images/setup-sessions.service.ts';
+import { withTimeout } from '../with-timeout.ts';
+
+/** How long one provider call of a pass may take before the pass moves on (a wedged engine must not stall it). */
+const PROVIDER_CALL_TIMEOUT_MS = 30_000;
 
 export interface Reconciler {
   /** Recovers what a crash left, runs one pass, then repeats every interval. */
@@ -42,14 +46,17 @@ export function createReconciler(deps: {
   };
 
   const collect = async (provider: SandboxProvider): Promise<number> => {
-    const availability = await provider.availability().catch(() => ({ available: false }));
+    const availability = await withTimeout(provider.availability(), PROVIDER_CALL_TIMEOUT_MS, `${provider.id} availability`).catch(() => ({
+      available: false,
+    }));
     if (!availability.available) return 0;
     let removed = 0;
-    for (const instance of await provider.listInstances()) {
+    for (const instance of await withTimeout(provider.listInstances(), PROVIDER_CALL_TIMEOUT_MS, `${provider.id} listInstances`)) {
       if (await owned(instance)) continue;
       try {
-        if (instance.ownerKind === 'setup') await provider.cancelInteractiveSetup(instance.instanceId);
-        else await provider.destroy(instance.instanceId);
+        const removal =
+          instance.ownerKind === 'setup' ? provider.cancelInteractiveSetup(instance.instanceId) : provider.destroy(instance.instanceId);
+        await withTimeout(removal, PROVIDER_CALL_TIMEOUT_MS, `removing ${instance.instanceId}`);
         removed++;
         deps.log.info({ provider: provider.id, ...instance }, 'removed a provider resource nothing owns');
       } catch (error) {
@@ -82,7 +89,8 @@ export function createReconciler(deps: {
     runOnce,
     async start() {
       await deps.setupSessions.recoverAfterRestart();
-      await runOnce();
+      // The first pass runs in the background: a slow or wedged provider must not hold up start.
+      runOnce().catch((error: unknown) => deps.log.error({ err: error }, 'reconciler pass failed'));
       timer = setInterval(() => {
         runOnce().catch((error: unknown) => deps.log.error({ err: error }, 'reconciler pass failed'));
       }, deps.intervalMs);

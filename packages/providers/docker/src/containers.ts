@@ -71,7 +71,7 @@ async function resolveImage(docker: Docker, config: DockerConfig, template: Temp
 }
 
 export interface CreateContainerRequest {
-  owner: { kind: OwnerKind; id: string; environmentId: string; expiresAt?: Date };
+  owner: { kind: OwnerKind; id: string; environmentId: string; installation: string; expiresAt?: Date };
   config: DockerConfig;
   template?: TemplateRef | null | undefined;
 }

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
 import type {
   Availability,
   ProviderCapabilities,
@@ -24,6 +26,8 @@ export interface DockerProviderOptions extends ProviderContext {
    * /var/run/docker.sock. An environment's config may name another engine (`dockerHost`).
    */
   dockerHost?: string | undefined;
+  /** Labels this installation's containers; default derived from the data directory. */
+  installationId?: string | undefined;
 }
 
 export const DOCKER_CAPABILITIES: ProviderCapabilities = {
@@ -56,6 +60,8 @@ function parseConfig(config: ProviderConfig): DockerConfig {
 /** The Docker provider (ARCHITECTURE §5): sandboxes are containers, custom images are `docker commit`s. */
 export function createDockerProvider(options: DockerProviderOptions): SandboxProvider {
   const pool = new EnginePool(defaultEngineAddress(options.dockerHost));
+  // Several installations may share one engine: each lists and collects only its own containers.
+  const installation = options.installationId ?? createHash('sha256').update(path.resolve(options.dataDir)).digest('hex').slice(0, 16);
   const handle = (instanceId: string) => handleFor(pool, instanceId);
 
   return {
@@ -83,7 +89,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
 
     async create(request) {
       const instanceId = await createContainer(pool, {
-        owner: { kind: 'sandbox', id: request.sandboxId, environmentId: request.environmentId },
+        owner: { kind: 'sandbox', id: request.sandboxId, environmentId: request.environmentId, installation },
         config: parseConfig(request.config),
         template: request.template,
       });
@@ -98,7 +104,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     exportWorkspace: (instanceId, path) => exportWorkspace(handle(instanceId), path),
     importWorkspace: (instanceId, tar, path) => importWorkspace(handle(instanceId), tar, path),
     destroy: (instanceId) => removeContainer(pool, instanceId),
-    listInstances: () => listManagedInstances(pool),
+    listInstances: () => listManagedInstances(pool, installation),
 
     async startInteractiveSetup(request): Promise<SetupLease> {
       const leaseId = await createContainer(pool, {
@@ -106,6 +112,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
           kind: 'setup',
           id: request.setupSessionId,
           environmentId: request.environmentId,
+          installation,
           expiresAt: new Date(Date.now() + request.ttlSeconds * 1000),
         },
         config: parseConfig(request.config),

@@ -13,13 +13,25 @@ export const LABEL = {
   expiresAt: 'sandcast.expires-at',
   /** On captured images: the setup session the image was captured from. */
   capturedFrom: 'sandcast.captured-from',
+  /**
+   * Which Sandcast installation created the container. Garbage collection lists only its own,
+   * so two installations sharing one engine never remove each other's sandboxes.
+   */
+  installation: 'sandcast.installation',
 } as const;
 
 export type OwnerKind = ManagedInstance['ownerKind'];
 
-export function containerLabels(owner: { kind: OwnerKind; id: string; environmentId: string; expiresAt?: Date }): Record<string, string> {
+export function containerLabels(owner: {
+  kind: OwnerKind;
+  id: string;
+  environmentId: string;
+  installation: string;
+  expiresAt?: Date;
+}): Record<string, string> {
   const labels: Record<string, string> = {
     [LABEL.managed]: 'true',
+    [LABEL.installation]: owner.installation,
     [LABEL.kind]: owner.kind,
     [LABEL.environment]: owner.environmentId,
     [owner.kind === 'sandbox' ? LABEL.sandbox : LABEL.setup]: owner.id,
@@ -41,6 +53,7 @@ export function imageLabels(capture: { setupSessionId: string; environmentId: st
     [LABEL.sandbox]: '',
     [LABEL.setup]: '',
     [LABEL.expiresAt]: '',
+    [LABEL.installation]: '',
     [LABEL.environment]: capture.environmentId,
     [LABEL.capturedFrom]: capture.setupSessionId,
   };

@@ -2,23 +2,16 @@ import { API_PATHS, type SandboxTarget } from '@sandcast/contracts';
 import type { Availability } from '@sandcast/provider-sdk';
 import type { FastifyInstance } from 'fastify';
 import type { ProviderRegistry } from '../../providers/provider-registry.ts';
+import { withTimeout } from '../../with-timeout.ts';
 
 const AVAILABILITY_TIMEOUT_MS = 3_000;
 
-/** A provider that hangs must not hang the listing: it reads as unavailable instead. */
-async function availabilityOf(check: () => Promise<Availability>): Promise<Availability> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<Availability>((resolve) => {
-    timer = setTimeout(
-      () => resolve({ available: false, reason: `did not answer within ${AVAILABILITY_TIMEOUT_MS / 1000} s` }),
-      AVAILABILITY_TIMEOUT_MS,
-    );
-  });
-  try {
-    return await Promise.race([check().catch((e: Error) => ({ available: false as const, reason: e.message })), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** A provider that hangs or throws must not break the listing: it reads as unavailable instead. */
+function availabilityOf(check: () => Promise<Availability>): Promise<Availability> {
+  return withTimeout(check(), AVAILABILITY_TIMEOUT_MS, 'the availability check').catch((e: Error) => ({
+    available: false as const,
+    reason: e.message,
+  }));
 }
 
 export function registerTargetRoutes(app: FastifyInstance, deps: { providers: ProviderRegistry }): void {

@@ -12,10 +12,14 @@ import { isUniqueViolation, newId, type Store } from '@sandcast/db';
 import type { ExecResult, SetupConnection, SetupLease } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ProviderRegistry } from '../../providers/provider-registry.ts';
+import { withTimeout } from '../../with-timeout.ts';
 import { recordActivity } from '../activity.service.ts';
 import { bootSourceFor, type EnvironmentContextLoader, fingerprintOf, requireRegisteredProvider } from '../environment-context.ts';
 import { CAPTURE_UNAVAILABLE_MESSAGE, presentTemplate, templateRefOf, UNSUPPORTED_SETUP_MESSAGE } from './present.ts';
 import type { SetupEndReason, SetupEvents } from './setup-events.ts';
+
+/** A teardown that takes longer is left to the reconciler, so a wedged backend cannot hang a request. */
+const TEARDOWN_TIMEOUT_MS = 30_000;
 
 /** At most this many changed paths are listed; the rest is summarised as truncated. */
 const MAX_LISTED_CHANGES = 2000;
@@ -81,7 +85,7 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
     payloads.delete(session.id);
     if (!session.providerLeaseId) return;
     try {
-      await providerOf(session).cancelInteractiveSetup(session.providerLeaseId);
+      await withTimeout(providerOf(session).cancelInteractiveSetup(session.providerLeaseId), TEARDOWN_TIMEOUT_MS, 'setup sandbox teardown');
     } catch (error) {
       log.warn({ err: error, sessionId: session.id }, 'setup sandbox teardown failed; the reconciler will retry');
     }
