@@ -48,11 +48,26 @@ async function statPaths(
   return result;
 }
 
+type DiffEntry = { Path: string; Kind: number };
+
+/**
+ * The engine's diff answer. dockerode hands it over parsed when the engine labels it JSON, and as
+ * raw bytes when it does not (seen under load): accept both.
+ */
+export function parseDiff(raw: unknown): DiffEntry[] {
+  if (raw === null || raw === undefined) return [];
+  if (Buffer.isBuffer(raw) || typeof raw === 'string') {
+    const text = raw.toString().trim();
+    return text ? ((JSON.parse(text) as DiffEntry[] | null) ?? []) : [];
+  }
+  return Array.isArray(raw) ? (raw as DiffEntry[]).filter((e) => e && typeof e.Path === 'string') : [];
+}
+
 /** What a container changed relative to its image, as the engine's diff reports it. */
 export async function listChanges(handle: ContainerHandle): Promise<FileChange[]> {
   let diff: Array<{ Path: string; Kind: number }>;
   try {
-    diff = ((await handle.container.changes()) as Array<{ Path: string; Kind: number }> | null) ?? [];
+    diff = parseDiff(await handle.container.changes());
   } catch (error) {
     throw toProviderError(error, {
       action: 'list changes',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { repositoryFor, shortSessionId } from './capture.ts';
+import { parseDiff } from './changes.ts';
 import { dockerConfigSchema } from './config.ts';
 import { EnginePool, formatInstanceId, parseDockerHost, parseInstanceId } from './connection.ts';
 import { StreamDemuxer } from './exec.ts';
@@ -101,5 +102,13 @@ describe('docker provider units', () => {
     for (const refused of ['tcp://10.0.0.5:2375', 'tcp://docker.example.com:2376', 'tcp://127.0.0.1.example.com:2375', 'tcp://127.0.0.1']) {
       expect(dockerConfigSchema.safeParse({ image: 'x', dockerHost: refused }).success, refused).toBe(false);
     }
+  });
+
+  it('reads the engine diff whether it arrives parsed or as raw bytes', () => {
+    const entries = [{ Path: '/opt/x', Kind: 1 }];
+    expect(parseDiff(entries)).toEqual(entries);
+    expect(parseDiff(Buffer.from(JSON.stringify(entries)))).toEqual(entries);
+    expect(parseDiff(Buffer.from('null'))).toEqual([]);
+    expect(parseDiff(null)).toEqual([]);
   });
 });
