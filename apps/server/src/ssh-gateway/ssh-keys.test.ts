@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ssh2 from 'ssh2';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadGatewayHostKey, sshFingerprint } from './ssh-keys.ts';
+import { generateParsableKeyPair, loadGatewayHostKey, sshFingerprint } from './ssh-keys.ts';
 
 describe('SSH keys in the data dir', () => {
   let dir: string | null = null;
@@ -22,5 +22,11 @@ describe('SSH keys in the data dir', () => {
     if (parsed instanceof Error || Array.isArray(parsed)) throw new Error('expected one key');
     expect(parsed.type).toBe('ssh-ed25519');
     expect(sshFingerprint(parsed.getPublicSSH())).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
+  });
+
+  it('regression: every generated key parses back (ssh2 now and then emits one that does not)', () => {
+    for (let i = 0; i < 500; i++) {
+      expect(ssh2.utils.parseKey(generateParsableKeyPair('sandcast-ssh-gateway').private)).not.toBeInstanceOf(Error);
+    }
   });
 });

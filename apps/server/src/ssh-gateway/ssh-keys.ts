@@ -17,7 +17,7 @@ export async function loadOrCreateSshKey(file: string, comment: string): Promise
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  const pair = ssh2.utils.generateKeyPairSync('ed25519', { comment });
+  const pair = generateParsableKeyPair(comment);
   // Written under a temporary name and renamed, so a crash never leaves half a key behind.
   const temporary = `${file}.${process.pid}.tmp`;
   await writeFile(temporary, pair.private, { mode: 0o600 });
@@ -25,6 +25,18 @@ export async function loadOrCreateSshKey(file: string, comment: string): Promise
   await rename(temporary, file);
   await writeFile(`${file}.pub`, `${pair.public}\n`, { mode: 0o644 });
   return { privateKey: pair.private, publicKey: pair.public.trim() };
+}
+
+/**
+ * ssh2's generator now and then emits an ed25519 key its own parser then rejects ("Malformed
+ * OpenSSH private key"); a key that does not parse back is generated again.
+ */
+export function generateParsableKeyPair(comment: string): { private: string; public: string } {
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const pair = ssh2.utils.generateKeyPairSync('ed25519', { comment });
+    if (!(ssh2.utils.parseKey(pair.private) instanceof Error)) return pair;
+  }
+  throw new Error('could not generate an SSH key that parses back; check the ssh2 package');
 }
 
 function publicKeyOf(privateKey: string, comment: string): string {
