@@ -49,7 +49,7 @@ describe.skipIf(skip !== null)(`custom images on the Docker provider [${database
         .catch(() => undefined);
   });
 
-  it('the reconciler removes a labelled container nothing owns; unlabelled and other installations\' containers are left alone', async () => {
+  it("the reconciler removes a labelled container nothing owns; unlabelled and other installations' containers are left alone", async () => {
     const provider = t.server.providers.get('docker')!.provider;
     const orphan = await provider.create({
       sandboxId: 'sbx_not_in_the_database',
