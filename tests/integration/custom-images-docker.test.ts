@@ -1,35 +1,22 @@
-import { testDatabases } from '@sandcast/db/testing';
 import { createDockerProvider } from '@sandcast/provider-docker';
 import { dockerSkipReason, TEST_IMAGE } from '@sandcast/provider-docker/testing';
 import Docker from 'dockerode';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
-import { runCustomImageLifecycle } from './support/lifecycle.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { TestServer } from './support/harness.ts';
+import { REAL_PROVIDER_DATABASE, requireForSuite, runCustomImageLifecycle, useRealProviderServer } from './support/lifecycle.ts';
 
-const skip = await dockerSkipReason();
-if (skip && process.env.CI === 'true') throw new Error(`CI=true but the Docker engine tests cannot run: ${skip}`);
-if (skip) console.warn(`[custom-images-docker] skipped: ${skip}`);
+const runnable = requireForSuite('custom-images-docker', await dockerSkipReason());
 
-const database = testDatabases().find((d) => d.kind === (process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite'))!;
-
-describe.skipIf(skip !== null)(`custom images on the Docker provider [${database.kind}]`, () => {
+describe.skipIf(!runnable)(`custom images on the Docker provider [${REAL_PROVIDER_DATABASE}]`, () => {
+  const { server, advanceClock } = useRealProviderServer((dataDir) => [createDockerProvider({ dataDir })]);
   let t: TestServer;
-  let offsetMs = 0;
-  beforeAll(async () => {
-    t = await startTestServer({
-      database,
-      clock: { now: () => new Date(Date.now() + offsetMs) },
-      providers: (dataDir) => [createDockerProvider({ dataDir })],
-    });
-    await enableEnvironments(t.client);
-  });
-  afterAll(async () => {
-    await t?.close();
+  beforeAll(() => {
+    t = server();
   });
 
   it('captures with docker commit; boots, refreshes, rolls back, disables; cancel and expiry change nothing', async () => {
     const env = await t.client.environments.create({ name: 'docker-lifecycle', provider: 'docker', config: { image: TEST_IMAGE } });
-    const { v1, v2 } = await runCustomImageLifecycle({ client: t.client, environmentId: env.id, advanceClock: (ms) => (offsetMs += ms) });
+    const { v1, v2 } = await runCustomImageLifecycle({ client: t.client, environmentId: env.id, advanceClock });
     expect(v1).toMatchObject({
       kind: 'image',
       providerRef: expect.stringMatching(/^sandcast\/.+:/),

@@ -3,12 +3,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { testDatabases } from '@sandcast/db/testing';
 import { dockerSkipReason, TEST_IMAGE } from '@sandcast/provider-docker/testing';
 import { createLocalProvider } from '@sandcast/provider-local';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
-import { runCustomImageLifecycle } from './support/lifecycle.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { TestServer } from './support/harness.ts';
+import { REAL_PROVIDER_DATABASE, requireForSuite, runCustomImageLifecycle, useRealProviderServer } from './support/lifecycle.ts';
 
 const exec = promisify(execFile);
 
@@ -22,30 +21,18 @@ async function localSkipReason(): Promise<string | null> {
   }
 }
 
-const skip = await localSkipReason();
-if (skip && process.env.CI === 'true') throw new Error(`CI=true but the local provider cannot run: ${skip}`);
-if (skip) console.warn(`[custom-images-local] skipped: ${skip}`);
+const runnable = requireForSuite('custom-images-local', await localSkipReason());
 
-const database = testDatabases().find((d) => d.kind === (process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite'))!;
-
-describe.skipIf(skip !== null)(`custom images on the local provider [${database.kind}]`, () => {
+describe.skipIf(!runnable)(`custom images on the local provider [${REAL_PROVIDER_DATABASE}]`, () => {
+  const { server, advanceClock } = useRealProviderServer((dataDir) => [createLocalProvider({ dataDir })]);
   let t: TestServer;
-  let offsetMs = 0;
-  beforeAll(async () => {
-    t = await startTestServer({
-      database,
-      clock: { now: () => new Date(Date.now() + offsetMs) },
-      providers: (dataDir) => [createLocalProvider({ dataDir })],
-    });
-    await enableEnvironments(t.client);
-  });
-  afterAll(async () => {
-    await t?.close();
+  beforeAll(() => {
+    t = server();
   });
 
   it('captures by rename; boots, refreshes, rolls back, disables; cancel and expiry change nothing', async () => {
     const env = await t.client.environments.create({ name: 'local-lifecycle', provider: 'local', config: {} });
-    const { v1, v2 } = await runCustomImageLifecycle({ client: t.client, environmentId: env.id, advanceClock: (ms) => (offsetMs += ms) });
+    const { v1, v2 } = await runCustomImageLifecycle({ client: t.client, environmentId: env.id, advanceClock });
     expect(v1.kind).toBe('image');
     expect(v2.refreshedFromTemplateId).toBe(v1.id);
     await t.server.reconciler.runOnce();

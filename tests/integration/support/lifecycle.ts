@@ -1,5 +1,8 @@
 import type { SandcastClient } from '@sandcast/client';
-import { expect } from 'vitest';
+import { testDatabases } from '@sandcast/db/testing';
+import type { SandboxProvider } from '@sandcast/provider-sdk';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { enableEnvironments, startTestServer, type TestServer } from './harness.ts';
 
 /** Files a sandbox created now from the environment sees, and the image it booted from. */
 export async function bootAndList(client: SandcastClient, environmentId: string, paths: string[]) {
@@ -60,4 +63,38 @@ export async function runCustomImageLifecycle(options: {
   await client.customImages.disable(environmentId, { deleteProviderTemplate: false });
   expect(await bootAndList(client, environmentId, files)).toEqual({ imageId: null, present: [] });
   return { v1, v2 };
+}
+
+/**
+ * For suites on a real provider: a server offering only that provider, environments on, and a
+ * clock the test can move. Registers its own beforeAll/afterAll; read `server()` inside tests.
+ */
+/** Real-provider suites run on Postgres where there is one (CI), else PGlite. */
+export const REAL_PROVIDER_DATABASE = process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite';
+
+export function useRealProviderServer(providers: (dataDir: string) => SandboxProvider[]) {
+  const database = testDatabases().find((d) => d.kind === REAL_PROVIDER_DATABASE)!;
+  let t: TestServer | undefined;
+  let offsetMs = 0;
+  beforeAll(async () => {
+    t = await startTestServer({ database, clock: { now: () => new Date(Date.now() + offsetMs) }, providers });
+    await enableEnvironments(t.client);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  return {
+    databaseKind: database.kind,
+    server: () => t!,
+    advanceClock: (ms: number) => {
+      offsetMs += ms;
+    },
+  };
+}
+
+/** A capability a suite needs: null when present; under CI=true a missing one fails the run. */
+export function requireForSuite(suite: string, reason: string | null): boolean {
+  if (reason && process.env.CI === 'true') throw new Error(`CI=true but ${suite} cannot run: ${reason}`);
+  if (reason) console.warn(`[${suite}] skipped: ${reason}`);
+  return reason === null;
 }
