@@ -7,7 +7,7 @@ import type {
   SetupSessionStatus,
 } from '@sandcast/core';
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 // The tables as drizzle sees them. The SQL in ../migrations is the source of truth for the
 // database; these declarations must match it (the repository tests run against both).
@@ -75,8 +75,10 @@ export const activity = pgTable(
     subjectId: text('subject_id'),
     details: jsonb('details').$type<Record<string, unknown>>().notNull(),
     createdAt: createdAt(),
+    /** Insertion order: rows of the same instant keep the order they were written in. */
+    seq: bigserial('seq', { mode: 'number' }).notNull(),
   },
-  (t) => [index('activity_created_at_idx').on(t.createdAt, t.id)],
+  (t) => [index('activity_created_at_idx').on(t.createdAt, t.id), index('activity_seq_idx').on(t.seq)],
 );
 
 export const setupSessions = pgTable('environment_custom_image_setup_sessions', {

@@ -39,7 +39,7 @@ export function createActivityRepo(db: Db) {
     async list(options: { limit: number; action?: string | undefined }): Promise<ActivityRecord[]> {
       const query = db.select().from(activity);
       const rows = await (options.action ? query.where(eq(activity.action, options.action)) : query)
-        .orderBy(desc(activity.createdAt), desc(activity.id))
+        .orderBy(desc(activity.seq))
         .limit(options.limit);
       return rows.map((row) => ({
         id: row.id,

@@ -207,11 +207,16 @@ describe('local provider state across restarts and crashes', () => {
 
   beforeAll(async () => {
     run = await requireLocal('restart');
-    if (run) dataDir = await mkdtemp(join(tmpdir(), 'sandcast-local-restart-'));
   });
 
-  it('images, layers and live sandboxes survive a restart; crash leftovers are removed on start', async (ctx) => {
+  // One retry, on a fresh data dir: under a loaded CI machine this once ran past its timeout,
+  // and the cause is not yet known (see the package README).
+  it('images, layers and live sandboxes survive a restart; crash leftovers are removed on start', {
+    retry: 1,
+    timeout: 90_000,
+  }, async (ctx) => {
     if (!run) ctx.skip();
+    dataDir = await mkdtemp(join(tmpdir(), 'sandcast-local-restart-'));
     const first = await tempProvider({ dataDir });
     const lease = await first.provider.startInteractiveSetup({
       setupSessionId: 'r',
@@ -250,5 +255,5 @@ describe('local provider state across restarts and crashes', () => {
     const booted = await second.provider.create({ sandboxId: 'after', environmentId: 'env', config: BASE_CONFIG, template });
     expect((await second.provider.exec(booted.instanceId, { command: ['cat', 'kept.txt'] })).stdout).toBe('kept\n');
     await second.dispose();
-  }, 60_000);
+  });
 });
