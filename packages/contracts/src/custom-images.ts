@@ -162,3 +162,6 @@ export const ProbeAnswerSchema = z.object({
   }),
 });
 export type ProbeAnswer = z.infer<typeof ProbeAnswerSchema>;
+
+/** The operator's words for each setup session status (the UI shows them; answers carry `statusLabel`). */
+export { SETUP_SESSION_LABELS } from '@sandcast/core';

@@ -43,6 +43,7 @@ export {
   RelinkAnswerSchema,
   RelinkBodySchema,
   RollbackAnswerSchema,
+  SETUP_SESSION_LABELS,
   SetupChangesSchema,
   SetupSessionAnswerSchema,
   SetupSessionSchema,

@@ -1,4 +1,4 @@
-import { type Environment, type EnvironmentRevision, type Principal, SandcastError } from '@sandcast/core';
+import { canonicalJson, type Environment, type EnvironmentRevision, type Principal, SandcastError } from '@sandcast/core';
 import { isUniqueViolation, type Store } from '@sandcast/db';
 import type { z } from 'zod';
 import type { ProviderRegistry, RegisteredProvider } from '../providers/provider-registry.ts';
@@ -26,11 +26,6 @@ export type EnvironmentsService = ReturnType<typeof createEnvironmentsService>;
 function configIssues(error: z.ZodError): Array<{ path: string; message: string }> {
   return error.issues.map((issue) => ({ path: ['config', ...issue.path.map(String)].join('.'), message: issue.message }));
 }
-
-const stableJson = (value: unknown): string =>
-  JSON.stringify(value, (_, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
-  );
 
 /**
  * Environments: named provider configurations with immutable revisions. Configs are parsed by
@@ -136,7 +131,7 @@ export function createEnvironmentsService({
       if (input.config !== undefined || providerChanged) {
         // Secrets of one provider never carry over to another.
         const prepared = prepareConfig(registered, input.config ?? currentOpen, providerChanged ? null : currentOpen);
-        if (providerChanged || stableJson(prepared.open) !== stableJson(currentOpen)) configChange = prepared.sealed;
+        if (providerChanged || canonicalJson(prepared.open) !== canonicalJson(currentOpen)) configChange = prepared.sealed;
       }
       const nameChange = input.name !== undefined && input.name !== current.name ? input.name : undefined;
       if (configChange === undefined && nameChange === undefined) return { environment: present(current), newRevision: false };

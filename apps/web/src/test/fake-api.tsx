@@ -1,5 +1,6 @@
 import { SandcastClient } from '@sandcast/client';
 import type { CustomImageOverview, CustomImageTemplateBody, EnvironmentBody, SetupSessionBody } from '@sandcast/contracts';
+import { SETUP_SESSION_LABELS } from '@sandcast/contracts';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { render } from '@testing-library/react';
 import type { ReactNode } from 'react';
@@ -64,15 +65,6 @@ export const environment: EnvironmentBody = {
 };
 
 export function session(overrides: Partial<SetupSessionBody> = {}): SetupSessionBody {
-  const labels = {
-    starting: 'Setup starting',
-    waiting_for_user: 'Setup running',
-    capturing: 'Capturing template',
-    promoted: 'Template captured',
-    cancelled: 'Setup cancelled',
-    timed_out: 'Setup expired',
-    failed: 'Setup failed',
-  } as const;
   const status = overrides.status ?? 'waiting_for_user';
   return {
     id: 'sess_1',
@@ -80,7 +72,7 @@ export function session(overrides: Partial<SetupSessionBody> = {}): SetupSession
     environmentRevisionId: 'rev_1',
     provider: 'daytona',
     status,
-    statusLabel: labels[status],
+    statusLabel: SETUP_SESSION_LABELS[status],
     sourceTemplateId: null,
     providerLeaseId: 'lease_1',
     connectionSummary: {},
