@@ -95,7 +95,10 @@ export async function captureImage(handle: ContainerHandle, request: CaptureRequ
     const reply = (await container.commit({
       _query: {
         container: container.id,
-        pause: true,
+        // Not paused: on cgroup v1 hosts the engine's freeze for a commit was seen to stick
+        // (container FROZEN, every later call on it hanging). The operator has clicked Finished,
+        // so nothing should still be writing; a write racing the commit may be missed.
+        pause: false,
         comment: `Sandcast capture of setup session ${request.setupSessionId}`,
       },
       _body: {
