@@ -16,6 +16,15 @@ export default defineConfig({
         },
       },
       {
+        // Attacks that must be contained (tests/hostile/README.md).
+        extends: true,
+        test: {
+          name: 'hostile',
+          include: ['tests/hostile/**/*.test.ts'],
+          testTimeout: 120_000,
+        },
+      },
+      {
         // The web UI's component tests, in a DOM.
         extends: true,
         test: {
