@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { Store } from '@sandcast/db';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Clock } from './clock.ts';
 import type { ServerConfig } from './config.ts';
 import { registerAccessControl } from './http/auth.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
@@ -21,7 +22,7 @@ import type { ProviderRegistry } from './providers/provider-registry.ts';
 import { createApiKeysService } from './services/api-keys.service.ts';
 import { createCustomImagesService } from './services/custom-images/custom-images.service.ts';
 import { SetupEvents } from './services/custom-images/setup-events.ts';
-import { type Clock, createSetupSessionsService } from './services/custom-images/setup-sessions.service.ts';
+import { createSetupSessionsService } from './services/custom-images/setup-sessions.service.ts';
 import { createEnvironmentContextLoader } from './services/environment-context.ts';
 import { createEnvironmentsService } from './services/environments.service.ts';
 import { createSandboxesService } from './services/sandboxes.service.ts';

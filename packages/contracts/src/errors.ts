@@ -10,6 +10,7 @@ export const HTTP_STATUS_BY_CODE: Record<ErrorCode, number> = {
   feature_disabled: 403,
   not_found: 404,
   conflict: 409,
+  invalid_transition: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   capability_unsupported: 422,

@@ -10,6 +10,7 @@ export const ERROR_CODES = [
   'feature_disabled',
   'not_found',
   'conflict',
+  'invalid_transition',
   'payload_too_large',
   'unsupported_media_type',
   'capability_unsupported',

@@ -1,7 +1,7 @@
 export type { ApiKeyRole, DeploymentMode, Principal, RouteAccess } from './access.ts';
 export { API_KEY_ROLES, allows, DEPLOYMENT_MODES, ROUTE_ACCESS } from './access.ts';
 export type { CustomImageKind, CustomImageStatus } from './custom-image.machine.ts';
-export { CUSTOM_IMAGE_KINDS, CUSTOM_IMAGE_STATUSES, transitionCustomImage } from './custom-image.machine.ts';
+export { CUSTOM_IMAGE_KINDS, CUSTOM_IMAGE_STATUSES, customImageMachine } from './custom-image.machine.ts';
 export type { CustomImageTemplate, Sandbox, SetupSession } from './custom-image.ts';
 export type { Environment, EnvironmentRevision, EnvironmentRevisionRef } from './environment.ts';
 export { ENVIRONMENT_NAME_PATTERN } from './environment.ts';
@@ -9,20 +9,21 @@ export type { ErrorCode, ErrorDetails } from './errors.ts';
 export { ERROR_CODES, isSandcastError, SandcastError } from './errors.ts';
 export type { BootSource } from './fingerprint.ts';
 export { bootSourceDrift, bootSourceOf, canonicalJson } from './fingerprint.ts';
+export type { Machine } from './machine.ts';
+export { InvalidTransition } from './machine.ts';
 export { REDACTED, redact } from './redact.ts';
 export type { SandboxDesiredStatus, SandboxStatus } from './sandbox.machine.ts';
-export { SANDBOX_DESIRED_STATUSES, SANDBOX_STATUSES } from './sandbox.machine.ts';
+export { SANDBOX_DESIRED_STATUSES, SANDBOX_STATUSES, sandboxMachine } from './sandbox.machine.ts';
 export type { SecretWarning } from './secret-scan.ts';
 export { likelySecrets } from './secret-scan.ts';
 export type { InstanceSettings, InstanceSettingsPatch } from './settings.ts';
 export { DEFAULT_INSTANCE_SETTINGS, mergeSettings } from './settings.ts';
-export type { SetupSessionStatus } from './setup-session.machine.ts';
+export type { RunningSetupSession, SetupSessionStatus } from './setup-session.machine.ts';
 export {
   ACTIVE_SETUP_SESSION_STATUSES,
-  canTransitionSetupSession,
-  InvalidTransition,
   isActiveSetupSession,
+  isRunningSetup,
   SETUP_SESSION_LABELS,
   SETUP_SESSION_STATUSES,
-  transitionSetupSession,
+  setupSessionMachine,
 } from './setup-session.machine.ts';

@@ -1,11 +1,15 @@
+import type { SetupSession } from './custom-image.ts';
+import { defineMachine } from './machine.ts';
+
 /**
  * Setup session lifecycle (a throwaway sandbox an operator prepares an image in).
  *
  *   starting ──► waiting_for_user ──► capturing ──► promoted
  *      │               │                  │
- *      └───────────────┴──────────────────┴──► cancelled | timed_out | failed
+ *      ├───────────────┴──────────────────┴──► failed
+ *      └───────────────┴──► cancelled | timed_out
  *
- * Terminal states never change again.
+ * Terminal states never change again. A capture cannot be cancelled or time out.
  */
 export const SETUP_SESSION_STATUSES = [
   'starting',
@@ -21,18 +25,38 @@ export type SetupSessionStatus = (typeof SETUP_SESSION_STATUSES)[number];
 /** The statuses during which a session holds its environment's single setup slot. */
 export const ACTIVE_SETUP_SESSION_STATUSES = ['starting', 'waiting_for_user', 'capturing'] as const satisfies readonly SetupSessionStatus[];
 
-const TRANSITIONS: Record<SetupSessionStatus, readonly SetupSessionStatus[]> = {
-  // The provider handed out a sandbox; it could also fail to, or the operator gave up first.
-  starting: ['waiting_for_user', 'failed', 'cancelled', 'timed_out'],
-  // The operator clicked Finished, cancelled, walked away past the expiry, or the sandbox was lost.
-  waiting_for_user: ['capturing', 'cancelled', 'timed_out', 'failed'],
-  // The capture promoted an image, or did not complete. Cancel is refused while capturing.
-  capturing: ['promoted', 'failed'],
+export const setupSessionMachine = defineMachine<SetupSessionStatus>('setup session', SETUP_SESSION_STATUSES, {
+  starting: [
+    // The provider handed out a setup sandbox.
+    'waiting_for_user',
+    // The provider could not start one, or the server stopped while it was starting.
+    'failed',
+    // The operator gave up before the sandbox was ready.
+    'cancelled',
+    // Nobody came back before the expiry.
+    'timed_out',
+  ],
+  waiting_for_user: [
+    // The operator clicked Finished: the provider captures the sandbox.
+    'capturing',
+    // The operator cancelled; the sandbox is thrown away.
+    'cancelled',
+    // The operator walked away past the expiry.
+    'timed_out',
+    // The sandbox was lost (the provider no longer has it).
+    'failed',
+  ],
+  capturing: [
+    // The capture completed and its image became the environment's active one.
+    'promoted',
+    // The capture, or promoting its image, did not complete; the active image is untouched.
+    'failed',
+  ],
   promoted: [],
   cancelled: [],
   timed_out: [],
   failed: [],
-};
+});
 
 /** UI labels for each status (the operator's vocabulary). */
 export const SETUP_SESSION_LABELS: Record<SetupSessionStatus, string> = {
@@ -45,27 +69,13 @@ export const SETUP_SESSION_LABELS: Record<SetupSessionStatus, string> = {
   failed: 'Setup failed',
 };
 
-export class InvalidTransition extends Error {
-  readonly from: string;
-  readonly to: string;
-  constructor(machine: string, from: string, to: string) {
-    super(`${machine}: cannot go from ${from} to ${to}`);
-    this.name = 'InvalidTransition';
-    this.from = from;
-    this.to = to;
-  }
-}
-
-export function canTransitionSetupSession(from: SetupSessionStatus, to: SetupSessionStatus): boolean {
-  return TRANSITIONS[from].includes(to);
-}
-
-/** Returns `to` when the edge exists, else throws InvalidTransition. */
-export function transitionSetupSession(from: SetupSessionStatus, to: SetupSessionStatus): SetupSessionStatus {
-  if (!canTransitionSetupSession(from, to)) throw new InvalidTransition('setup session', from, to);
-  return to;
-}
-
 export function isActiveSetupSession(status: SetupSessionStatus): boolean {
   return (ACTIVE_SETUP_SESSION_STATUSES as readonly string[]).includes(status);
+}
+
+/** A session whose setup sandbox is up and waiting for the operator: commands, terminals and SSH reach it. */
+export type RunningSetupSession = SetupSession & { status: 'waiting_for_user'; providerLeaseId: string };
+
+export function isRunningSetup(session: SetupSession | null | undefined): session is RunningSetupSession {
+  return session?.status === 'waiting_for_user' && typeof session.providerLeaseId === 'string' && session.providerLeaseId !== '';
 }

@@ -1,5 +1,5 @@
 import type { ExecBody, ProbeAnswer, SandboxBody } from '@sandcast/contracts';
-import { type Principal, type Sandbox, SandcastError } from '@sandcast/core';
+import { InvalidTransition, type Principal, type Sandbox, SandcastError } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import { isProviderError } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
@@ -40,7 +40,12 @@ export function createSandboxesService(deps: {
 
   /** The compute vanished: say so on the record, and tell the caller in words. */
   const markLost = async (sandbox: Sandbox) => {
-    await store.repos.sandboxes.update(sandbox.id, { status: 'lost', failureReason: 'the provider no longer has this sandbox' });
+    await store.repos.sandboxes
+      .update(sandbox.id, { status: 'lost', failureReason: 'the provider no longer has this sandbox' })
+      .catch((error: unknown) => {
+        // Another request found it gone first (or deleted it): the record already says so.
+        if (!(error instanceof InvalidTransition)) throw error;
+      });
     return new SandcastError('conflict', `sandbox ${sandbox.id} was lost by its provider; delete it and create a new one`, {
       status: 'lost',
     });

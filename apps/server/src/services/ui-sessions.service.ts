@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type Principal, SandcastError } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
+import { type Clock, systemClock } from '../clock.ts';
 import type { ApiKeysService } from './api-keys.service.ts';
-import type { Clock } from './custom-images/setup-sessions.service.ts';
 
 export type UiSessionsService = ReturnType<typeof createUiSessionsService>;
 
@@ -20,7 +20,7 @@ export interface UiSessionPrincipal {
  * of the token is stored.
  */
 export function createUiSessionsService(deps: { store: Store; apiKeys: ApiKeysService; ttlMs: number; clock?: Clock | undefined }) {
-  const now = () => deps.clock?.now() ?? new Date();
+  const now = () => (deps.clock ?? systemClock).now();
   return {
     /** Opens a session for a live API key; a wrong key is a 401 that says what to do. */
     async login(apiKey: string): Promise<{ token: string; principal: Principal; expiresAt: string }> {

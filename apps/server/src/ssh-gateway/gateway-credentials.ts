@@ -3,8 +3,8 @@ import type { ConnectionPayload } from '@sandcast/contracts';
 import type { SetupSession } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import type { FastifyBaseLogger } from 'fastify';
-import type { ConnectionBroker } from '../services/custom-images/setup-sessions.service.ts';
-import { directConnectionBroker } from '../services/custom-images/setup-sessions.service.ts';
+import { type Clock, systemClock } from '../clock.ts';
+import { type ConnectionBroker, directConnectionBroker } from '../services/custom-images/connection-broker.ts';
 
 /** Where the SSH gateway listens; null until it does (or when it is off). */
 export interface SshEndpoint {
@@ -19,8 +19,8 @@ const CREDENTIAL_PREFIX = 'scs';
 export type GatewayCredentials = ReturnType<typeof createGatewayCredentials>;
 
 /** The gateway's usernames: fresh per setup session, expiring with it, stored only as hashes. */
-export function createGatewayCredentials(deps: { store: Store; clock?: { now(): Date } | undefined }) {
-  const clock = deps.clock ?? { now: () => new Date() };
+export function createGatewayCredentials(deps: { store: Store; clock?: Clock | undefined }) {
+  const clock = deps.clock ?? systemClock;
   return {
     async mint(session: SetupSession): Promise<string> {
       const credential = `${CREDENTIAL_PREFIX}${randomBytes(32).toString('base64url').replaceAll('-', 'x').replaceAll('_', 'y')}`;

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { isRunningSetup } from '@sandcast/core';
 import type { PtyStream } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
 import ssh2 from 'ssh2';
@@ -48,12 +49,12 @@ export function createSshGateway(deps: {
     const setupSessionId = await deps.credentials.resolve(credential);
     if (!setupSessionId) return null;
     const session = await deps.setupSessions.requireSession(setupSessionId).catch(() => null);
-    return session?.status === 'waiting_for_user' && session.providerLeaseId ? session : null;
+    return isRunningSetup(session) ? session : null;
   };
 
   const openPty = async (connection: Connection, options: { cols: number; rows: number; term?: string; command?: string[] }) => {
     const session = await deps.setupSessions.requireSession(connection.setupSessionId!);
-    if (session.status !== 'waiting_for_user' || !session.providerLeaseId) throw new Error(`the setup session is ${session.status}`);
+    if (!isRunningSetup(session)) throw new Error(`the setup session is ${session.status}`);
     const provider = requireRegisteredProvider(deps.providers, session.provider).provider;
     return provider.openPty(session.providerLeaseId, {
       cols: options.cols,

@@ -2,9 +2,10 @@ import { TERMINAL_REPLAY_BYTES, type TerminalCloseReason } from '@sandcast/contr
 import type { SetupSession, SetupSessionStatus } from '@sandcast/core';
 import type { PtyStream } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
+import { type Clock, systemClock } from '../clock.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import type { SetupEvents } from '../services/custom-images/setup-events.ts';
-import type { Clock, SetupSessionsService } from '../services/custom-images/setup-sessions.service.ts';
+import type { SetupSessionsService } from '../services/custom-images/setup-sessions.service.ts';
 import { requireRegisteredProvider } from '../services/environment-context.ts';
 import { ReplayBuffer } from './replay-buffer.ts';
 import { HostKeyChangedError, openSshSource } from './ssh-source.ts';
@@ -89,7 +90,7 @@ export function createTerminalHub(deps: {
   /** Sandcast's SSH client key, offered to SSH endpoints after 'none'. */
   sshIdentity?: (() => Promise<string | undefined>) | undefined;
 }) {
-  const clock = deps.clock ?? { now: () => new Date() };
+  const clock = deps.clock ?? systemClock;
   const shells = new Map<string, Shell>();
   const opening = new Map<string, Promise<Shell>>();
   let shuttingDown = false;

@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { API_PATHS, fillPath, TERMINAL_TOKEN_TTL_MS, type TerminalSessionTokenAnswer } from '@sandcast/contracts';
-import { type Principal, SandcastError, SETUP_SESSION_LABELS, type SetupSession } from '@sandcast/core';
+import { isRunningSetup, type Principal, SandcastError, SETUP_SESSION_LABELS, type SetupSession } from '@sandcast/core';
 import type { Store, TerminalSessionRecord } from '@sandcast/db';
-import type { Clock, SetupSessionsService } from '../services/custom-images/setup-sessions.service.ts';
+import { type Clock, systemClock } from '../clock.ts';
+import type { SetupSessionsService } from '../services/custom-images/setup-sessions.service.ts';
 
 /** A refused terminal connection; the message is sent to the client as `{type:"error"}`. */
 export class TerminalRefusal extends Error {}
@@ -18,12 +19,12 @@ export type TerminalTokensService = ReturnType<typeof createTerminalTokensServic
  * (a compare-and-set in the database), usable until min(5 minutes, setup expiry, payload expiry).
  */
 export function createTerminalTokensService(deps: { store: Store; setupSessions: SetupSessionsService; clock?: Clock | undefined }) {
-  const clock = deps.clock ?? { now: () => new Date() };
+  const clock = deps.clock ?? systemClock;
   const { store, setupSessions } = deps;
 
   const requireRunning = async (setupSessionId: string, action: string) => {
     const session = await setupSessions.requireSession(setupSessionId);
-    if (session.status !== 'waiting_for_user' || !session.providerLeaseId) {
+    if (!isRunningSetup(session)) {
       throw new SandcastError('conflict', `the setup session is ${session.status} ("${SETUP_SESSION_LABELS[session.status]}"); ${action}`, {
         status: session.status,
       });
@@ -92,7 +93,7 @@ export function createTerminalTokensService(deps: { store: Store; setupSessions:
         }
       }
       const session = await setupSessions.requireSession(input.setupSessionId).catch(() => null);
-      if (session?.status !== 'waiting_for_user' || !session.providerLeaseId) {
+      if (!isRunningSetup(session)) {
         const status = session?.status ?? 'gone';
         throw new TerminalRefusal(
           `the setup session is ${status}${session ? ` ("${SETUP_SESSION_LABELS[session.status]}")` : ''}; a terminal opens only while the setup is running`,

@@ -1,5 +1,5 @@
-import type { Sandbox, SandboxDesiredStatus, SandboxStatus } from '@sandcast/core';
-import { desc, eq, ne } from 'drizzle-orm';
+import { type Sandbox, type SandboxDesiredStatus, type SandboxStatus, sandboxMachine } from '@sandcast/core';
+import { and, desc, eq, inArray, ne } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
 import { sandboxes } from '../schema.ts';
@@ -60,13 +60,23 @@ export function createSandboxesRepo(db: Db) {
       );
       return rows.map(toSandbox);
     },
+    /**
+     * Applies `patch`. A status change is compare-and-set on the statuses the core machine
+     * allows: from a status with no edge to the new one it throws InvalidTransition (a 409).
+     * Null when there is no such sandbox.
+     */
     async update(id: string, patch: SandboxPatch): Promise<Sandbox | null> {
+      const to = patch.status;
       const rows = await db
         .update(sandboxes)
         .set({ ...patch, updatedAt: new Date() })
-        .where(eq(sandboxes.id, id))
+        .where(to ? and(eq(sandboxes.id, id), inArray(sandboxes.status, sandboxMachine.sourcesOf(to))) : eq(sandboxes.id, id))
         .returning();
-      return rows[0] ? toSandbox(rows[0]) : null;
+      if (rows[0]) return toSandbox(rows[0]);
+      if (!to) return null;
+      const [current] = await db.select({ status: sandboxes.status }).from(sandboxes).where(eq(sandboxes.id, id));
+      if (current) sandboxMachine.transition(current.status, to);
+      return null;
     },
   };
 }

@@ -1,4 +1,4 @@
-import { ACTIVE_SETUP_SESSION_STATUSES, type SetupSession, type SetupSessionStatus } from '@sandcast/core';
+import { ACTIVE_SETUP_SESSION_STATUSES, type SetupSession, type SetupSessionStatus, setupSessionMachine } from '@sandcast/core';
 import { and, desc, eq, gt, inArray, lte } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
@@ -41,7 +41,7 @@ export interface SetupSessionPatch {
 
 /**
  * Setup sessions. The database holds the one-active-session-per-environment invariant (a partial
- * unique index); status changes are compare-and-set on the expected previous status.
+ * unique index); status changes are compare-and-set on the statuses the core machine allows.
  */
 export function createSetupSessionsRepo(db: Db) {
   return {
@@ -88,18 +88,19 @@ export function createSetupSessionsRepo(db: Db) {
     },
 
     /**
-     * Moves a session from one of `from` to `to` and applies `patch`, only if it is still in
-     * `from` (and, with `unexpiredAt`, not yet expired then). Null when the guard failed.
+     * Moves a session to `to` and applies `patch`, only from a status the core machine allows
+     * (and, with `unexpiredAt`, only if it has not expired by then). A session whose current
+     * status has no edge to `to` throws InvalidTransition (a 409); null when there is no such
+     * session or the expiry guard failed.
      */
     async transition(
       id: string,
-      from: SetupSessionStatus | readonly SetupSessionStatus[],
       to: SetupSessionStatus,
       patch: SetupSessionPatch = {},
       guard: { unexpiredAt?: Date } = {},
     ): Promise<SetupSession | null> {
       const now = new Date();
-      const conditions = [eq(setupSessions.id, id), inArray(setupSessions.status, [from].flat())];
+      const conditions = [eq(setupSessions.id, id), inArray(setupSessions.status, setupSessionMachine.sourcesOf(to))];
       if (guard.unexpiredAt) conditions.push(gt(setupSessions.expiresAt, guard.unexpiredAt));
       const rows = await db
         .update(setupSessions)
@@ -113,7 +114,10 @@ export function createSetupSessionsRepo(db: Db) {
         })
         .where(and(...conditions))
         .returning();
-      return rows[0] ? toSession(rows[0]) : null;
+      if (rows[0]) return toSession(rows[0]);
+      const [current] = await db.select({ status: setupSessions.status }).from(setupSessions).where(eq(setupSessions.id, id));
+      if (current) setupSessionMachine.transition(current.status, to);
+      return null;
     },
   };
 }

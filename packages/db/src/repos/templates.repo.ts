@@ -1,4 +1,10 @@
-import type { BootSource, CustomImageKind, CustomImageStatus, CustomImageTemplate } from '@sandcast/core';
+import {
+  type BootSource,
+  type CustomImageKind,
+  type CustomImageStatus,
+  type CustomImageTemplate,
+  customImageMachine,
+} from '@sandcast/core';
 import { and, desc, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
@@ -52,7 +58,8 @@ export interface NewTemplate {
 
 /**
  * Custom images. The database holds one-active-per-environment (partial unique index) and the
- * immutability of identity fields (trigger); status changes are compare-and-set.
+ * immutability of identity fields (trigger); status changes are compare-and-set on the statuses
+ * the core machine allows.
  */
 export function createTemplatesRepo(db: Db) {
   return {
@@ -116,10 +123,12 @@ export function createTemplatesRepo(db: Db) {
       return rows[0] ? toTemplate(rows[0]) : null;
     },
 
-    /** Compare-and-set status change. Null when the image is no longer in `from`. */
+    /**
+     * Moves an image to `to`, only from a status the core machine allows. An image whose status
+     * has no edge to `to` throws InvalidTransition (a 409); null when there is no such image.
+     */
     async setStatus(
       id: string,
-      from: CustomImageStatus,
       to: CustomImageStatus,
       patch: { supersededByTemplateId?: string | null } = {},
     ): Promise<CustomImageTemplate | null> {
@@ -130,16 +139,20 @@ export function createTemplatesRepo(db: Db) {
           updatedAt: new Date(),
           ...(patch.supersededByTemplateId !== undefined ? { supersededByTemplateId: patch.supersededByTemplateId } : {}),
         })
-        .where(and(eq(templates.id, id), eq(templates.status, from)))
+        .where(and(eq(templates.id, id), inArray(templates.status, customImageMachine.sourcesOf(to))))
         .returning();
-      return rows[0] ? toTemplate(rows[0]) : null;
+      if (rows[0]) return toTemplate(rows[0]);
+      const [current] = await db.select({ status: templates.status }).from(templates).where(eq(templates.id, id));
+      if (current) customImageMachine.transition(current.status, to);
+      return null;
     },
 
     /** Supersedes whatever image is active for the environment now; null if none is. */
     async supersedeActive(environmentId: string, supersededBy: string): Promise<CustomImageTemplate | null> {
+      const superseded = customImageMachine.transition('active', 'superseded');
       const rows = await db
         .update(templates)
-        .set({ status: 'superseded', supersededByTemplateId: supersededBy, updatedAt: new Date() })
+        .set({ status: superseded, supersededByTemplateId: supersededBy, updatedAt: new Date() })
         .where(and(eq(templates.environmentId, environmentId), eq(templates.status, 'active')))
         .returning();
       return rows[0] ? toTemplate(rows[0]) : null;

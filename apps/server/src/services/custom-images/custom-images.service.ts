@@ -1,5 +1,5 @@
 import type { CustomImageOverview } from '@sandcast/contracts';
-import { bootSourceDrift, type CustomImageTemplate, type Principal, SandcastError } from '@sandcast/core';
+import { bootSourceDrift, type CustomImageTemplate, isActiveSetupSession, type Principal, SandcastError } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import type { FastifyBaseLogger } from 'fastify';
 import { recordActivity } from '../activity.service.ts';
@@ -42,10 +42,7 @@ export function createCustomImagesService(deps: {
         activeTemplate: active ? presentTemplate(active) : null,
         activeTemplateMatchesConfig: matches,
         activeTemplateDrift: active && !matches ? { paths: bootSourceDrift(active.linkedBootSource, ctx.bootSource) } : null,
-        activeSession:
-          latestSession && ['starting', 'waiting_for_user', 'capturing'].includes(latestSession.status)
-            ? presentSession(latestSession)
-            : null,
+        activeSession: latestSession && isActiveSetupSession(latestSession.status) ? presentSession(latestSession) : null,
         latestSession: latestSession ? presentSession(latestSession) : null,
         capability: capabilityOf(ctx.registered.provider.capabilities),
       };
@@ -64,9 +61,8 @@ export function createCustomImagesService(deps: {
         const previous = await repos.templates.supersededBy(active.id);
         if (!previous)
           throw new SandcastError('not_found', 'the active image did not replace an earlier one, so there is nothing to roll back to');
-        const demoted = await repos.templates.setStatus(active.id, 'active', 'superseded', { supersededByTemplateId: previous.id });
-        const restored =
-          demoted && (await repos.templates.setStatus(previous.id, 'superseded', 'active', { supersededByTemplateId: null }));
+        const demoted = await repos.templates.setStatus(active.id, 'superseded', { supersededByTemplateId: previous.id });
+        const restored = demoted && (await repos.templates.setStatus(previous.id, 'active', { supersededByTemplateId: null }));
         if (!demoted || !restored)
           throw new SandcastError('conflict', 'the active image changed during the rollback; reload and try again');
         await recordActivity(repos, {
@@ -85,7 +81,7 @@ export function createCustomImagesService(deps: {
       const revoked = await store.transaction(async (repos) => {
         const active = await repos.templates.active(environmentId);
         if (!active) throw noActive();
-        const next = await repos.templates.setStatus(active.id, 'active', 'revoked');
+        const next = await repos.templates.setStatus(active.id, 'revoked');
         if (!next) throw new SandcastError('conflict', 'the active image changed while disabling it; reload and try again');
         await recordActivity(repos, {
           action: 'environment.custom_image_template.disabled',

@@ -1,21 +1,28 @@
 import type { ConnectionPayload, ExecBody, SetupChanges } from '@sandcast/contracts';
 import {
+  InvalidTransition,
   isActiveSetupSession,
+  isRunningSetup,
   likelySecrets,
   type Principal,
+  type RunningSetupSession,
   SandcastError,
   SETUP_SESSION_LABELS,
   type SetupSession,
   type SetupSessionStatus,
+  setupSessionMachine,
 } from '@sandcast/core';
-import { isUniqueViolation, newId, type Store } from '@sandcast/db';
-import type { ExecResult, SetupConnection, SetupLease } from '@sandcast/provider-sdk';
+import { isUniqueViolation, type Store } from '@sandcast/db';
+import type { ExecResult, SetupLease } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
+import { type Clock, systemClock } from '../../clock.ts';
 import type { ProviderRegistry } from '../../providers/provider-registry.ts';
 import { withTimeout } from '../../with-timeout.ts';
 import { recordActivity } from '../activity.service.ts';
-import { bootSourceFor, type EnvironmentContextLoader, fingerprintOf, requireRegisteredProvider } from '../environment-context.ts';
-import { CAPTURE_UNAVAILABLE_MESSAGE, presentTemplate, templateRefOf, UNSUPPORTED_SETUP_MESSAGE } from './present.ts';
+import { bootSourceFor, type EnvironmentContextLoader, requireRegisteredProvider } from '../environment-context.ts';
+import { type ConnectionBroker, directConnectionBroker, summarizeConnection } from './connection-broker.ts';
+import { CAPTURE_UNAVAILABLE_MESSAGE, templateRefOf, UNSUPPORTED_SETUP_MESSAGE } from './present.ts';
+import { type CaptureProgress, captureAndPromote } from './setup-capture.ts';
 import type { SetupEndReason, SetupEvents } from './setup-events.ts';
 
 /** A teardown that takes longer is left to the reconciler, so a wedged backend cannot hang a request. */
@@ -23,29 +30,6 @@ const TEARDOWN_TIMEOUT_MS = 30_000;
 
 /** At most this many changed paths are listed; the rest is summarised as truncated. */
 const MAX_LISTED_CHANGES = 2000;
-
-export interface Clock {
-  now(): Date;
-}
-
-/**
- * Turns a provider's connection into what a client is handed, and what is stored. The stored
- * summary never holds a credential. The terminal/SSH layer replaces this to hand out its own.
- */
-export interface ConnectionBroker {
-  payloadFor(session: SetupSession, connection: SetupConnection): ConnectionPayload | Promise<ConnectionPayload>;
-}
-
-export const directConnectionBroker = {
-  payloadFor: (session: SetupSession, connection: SetupConnection): ConnectionPayload =>
-    connection.type === 'pty'
-      ? { type: 'pty', expiresAt: session.expiresAt }
-      : { ...connection, expiresAt: connection.expiresAt ?? session.expiresAt },
-};
-
-function summarize(connection: SetupConnection): Record<string, unknown> {
-  return connection.type === 'pty' ? { type: 'pty' } : { type: 'ssh', host: connection.host, port: connection.port };
-}
 
 export interface SetupSessionsDeps {
   store: Store;
@@ -65,13 +49,13 @@ export type SetupSessionsService = ReturnType<typeof createSetupSessionsService>
  * compare-and-set; the database allows one active session per environment.
  */
 export function createSetupSessionsService(deps: SetupSessionsDeps) {
-  const clock = deps.clock ?? { now: () => new Date() };
+  const clock = deps.clock ?? systemClock;
   const broker = deps.broker ?? directConnectionBroker;
   const { store, events, log } = deps;
   /** Connection payloads handed out by this process (the secret part is never stored). */
   const payloads = new Map<string, ConnectionPayload>();
   /** Capture progress of sessions this process is capturing. */
-  const progress = new Map<string, { phase: string; fraction?: number | undefined; startedAt: string }>();
+  const progress = new Map<string, CaptureProgress>();
 
   const providerOf = (session: SetupSession) => requireRegisteredProvider(deps.providers, session.provider).provider;
 
@@ -103,9 +87,8 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
       activityDetails?: Record<string, unknown>;
     },
   ): Promise<SetupSession | null> => {
-    const from: SetupSessionStatus[] = to === 'failed' ? ['starting', 'waiting_for_user', 'capturing'] : ['starting', 'waiting_for_user'];
     const ended = await store.transaction(async (repos) => {
-      const next = await repos.setupSessions.transition(session.id, from, to, { finished: true, failureReason: detail.failureReason });
+      const next = await repos.setupSessions.transition(session.id, to, { finished: true, failureReason: detail.failureReason });
       if (next) {
         await recordActivity(repos, {
           action: detail.action,
@@ -130,7 +113,15 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
   const refresh = async (session: SetupSession): Promise<SetupSession> => {
     if (!isActiveSetupSession(session.status) || session.status === 'capturing') return session;
     if (new Date(session.expiresAt) > clock.now()) return session;
-    const expired = await end(session, 'timed_out', { actor: SYSTEM, action: 'environment.custom_image_setup.expired', reason: 'expired' });
+    const expired = await end(session, 'timed_out', {
+      actor: SYSTEM,
+      action: 'environment.custom_image_setup.expired',
+      reason: 'expired',
+    }).catch((error: unknown) => {
+      // Another request moved it on (a Finished just began capturing): read what it is now.
+      if (error instanceof InvalidTransition) return null;
+      throw error;
+    });
     return expired ?? (await store.repos.setupSessions.get(session.id)) ?? session;
   };
 
@@ -140,14 +131,14 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
     return refresh(session);
   };
 
-  const requireRunning = async (sessionId: string, action: string): Promise<SetupSession & { providerLeaseId: string }> => {
+  const requireRunning = async (sessionId: string, action: string): Promise<RunningSetupSession> => {
     const session = await requireSession(sessionId);
-    if (session.status !== 'waiting_for_user' || !session.providerLeaseId) throw wrongStatus(session, action);
-    return session as SetupSession & { providerLeaseId: string };
+    if (!isRunningSetup(session)) throw wrongStatus(session, action);
+    return session;
   };
 
   const connectionPayload = (session: SetupSession): ConnectionPayload | null => {
-    if (session.status !== 'waiting_for_user') return null;
+    if (!isRunningSetup(session)) return null;
     return payloads.get(session.id) ?? (session.connectionSummary.type === 'pty' ? { type: 'pty', expiresAt: session.expiresAt } : null);
   };
 
@@ -223,13 +214,21 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
           action: 'environment.custom_image_setup.failed',
           reason: 'setup_finished',
           failureReason: `the provider could not start the setup sandbox: ${(error as Error).message}`,
+        }).catch((err: unknown) => {
+          // Cancelled or expired while the provider tried: the session already ended.
+          if (!(err instanceof InvalidTransition)) throw err;
         });
         throw error;
       }
-      const running = await store.repos.setupSessions.transition(session.id, 'starting', 'waiting_for_user', {
-        providerLeaseId: lease.leaseId,
-        connectionSummary: summarize(lease.connection),
-      });
+      const running = await store.repos.setupSessions
+        .transition(session.id, 'waiting_for_user', {
+          providerLeaseId: lease.leaseId,
+          connectionSummary: summarizeConnection(lease.connection),
+        })
+        .catch((error: unknown) => {
+          if (error instanceof InvalidTransition) return null;
+          throw error;
+        });
       if (!running) {
         // Cancelled or expired while the provider was starting it: give the sandbox back.
         await provider.cancelInteractiveSetup(lease.leaseId).catch((err: unknown) => log.warn({ err }, 'teardown after a race failed'));
@@ -270,120 +269,36 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
       if (!revision) throw new SandcastError('not_found', 'the environment revision this setup started from no longer exists');
       const bootSource = bootSourceFor(requireRegisteredProvider(deps.providers, session.provider), revision.provider, revision.config);
 
-      const capturing = await store.repos.setupSessions.transition(
-        sessionId,
-        'waiting_for_user',
-        'capturing',
-        {},
-        { unexpiredAt: clock.now() },
-      );
+      const capturing = await store.repos.setupSessions.transition(sessionId, 'capturing', {}, { unexpiredAt: clock.now() });
       if (!capturing) throw wrongStatus(await requireSession(sessionId), 'only a running, unexpired setup can be finished');
-      progress.set(sessionId, { phase: 'capturing', startedAt: clock.now().toISOString() });
-
-      const common = {
-        environmentId: session.environmentId,
-        provider: session.provider,
-        refreshedFromTemplateId: session.sourceTemplateId,
-        setupSessionId: session.id,
-        revisionId: session.environmentRevisionId,
-        fingerprint: fingerprintOf(bootSource),
-        bootSource,
-      };
-      let ref: Awaited<ReturnType<typeof provider.captureTemplate>>;
-      try {
-        ref = await provider.captureTemplate({
-          leaseId: session.providerLeaseId,
-          setupSessionId: session.id,
-          environmentId: session.environmentId,
-          onProgress: (p) => progress.set(sessionId, { ...p, startedAt: progress.get(sessionId)?.startedAt ?? clock.now().toISOString() }),
-        });
-      } catch (error) {
-        const failureReason = `capture failed: ${(error as Error).message}`;
-        const failed = await store.transaction(async (repos) => {
-          const next = await repos.setupSessions.transition(sessionId, 'capturing', 'failed', { finished: true, failureReason });
-          await repos.templates.insert({
-            ...common,
-            kind: provider.capabilities.templateRefKind ?? 'image',
-            providerRef: null,
-            digest: null,
-            sizeBytes: null,
-            status: 'failed',
-            metadata: input.metadata ?? {},
-            failureReason,
-          });
-          await recordActivity(repos, {
-            action: 'environment.custom_image_setup.failed',
-            actor,
-            subjectType: 'setup_session',
-            subjectId: sessionId,
-            details: { environmentId: session.environmentId, failureReason },
-          });
-          return next;
-        });
-        progress.delete(sessionId);
-        await teardown(failed ?? capturing);
-        events.ended(sessionId, 'setup_finished');
-        throw error;
-      }
-
-      const templateId = newId('img');
-      let result: Awaited<ReturnType<typeof promote>>;
-      const promote = () =>
-        store.transaction(async (repos) => {
-          const promoted = await repos.setupSessions.transition(sessionId, 'capturing', 'promoted', { finished: true });
-          if (!promoted)
-            throw new SandcastError('conflict', 'the setup session changed during the capture; the captured image was not promoted');
-          const superseded = await repos.templates.supersedeActive(session.environmentId, templateId);
-          const template = await repos.templates.insert({
-            ...common,
-            id: templateId,
-            kind: ref.kind,
-            providerRef: ref.ref,
-            digest: ref.digest ?? null,
-            sizeBytes: ref.sizeBytes ?? null,
-            status: 'active',
-            metadata: { ...ref.metadata, ...input.metadata },
-            failureReason: null,
-          });
-          await recordActivity(repos, {
-            action: 'environment.custom_image_setup.finished',
-            actor,
-            subjectType: 'setup_session',
-            subjectId: sessionId,
-            details: {
-              environmentId: session.environmentId,
-              templateId,
-              supersededTemplateId: superseded?.id ?? null,
-              kind: ref.kind,
-              providerRef: ref.ref,
-            },
-          });
-          return { session: promoted, template: presentTemplate(template) };
-        });
-      try {
-        result = await promote();
-      } catch (error) {
-        log.error({ err: error, sessionId }, 'promoting a captured image failed; deleting the artefact');
-        await store.repos.setupSessions.transition(sessionId, 'capturing', 'failed', {
-          finished: true,
-          failureReason: `the captured image could not be promoted: ${(error as Error).message}`,
-        });
-        if (provider.capabilities.templateDelete) await provider.deleteTemplate(ref).catch(() => undefined);
-        progress.delete(sessionId);
-        await teardown(capturing);
-        events.ended(sessionId, 'setup_finished');
-        throw error;
-      }
-      progress.delete(sessionId);
-      await teardown(result.session);
-      events.ended(sessionId, 'setup_finished');
-      return result;
+      return captureAndPromote(
+        {
+          store,
+          log,
+          clock,
+          progress,
+          close: async (ended) => {
+            await teardown({ ...ended, providerLeaseId: ended.providerLeaseId ?? session.providerLeaseId });
+            events.ended(sessionId, 'setup_finished');
+          },
+        },
+        {
+          session: { ...capturing, status: 'capturing', providerLeaseId: session.providerLeaseId },
+          provider,
+          bootSource,
+          metadata: input.metadata,
+          actor,
+        },
+      );
     },
 
     async cancel(sessionId: string, input: { reason?: string | undefined }, actor: Principal): Promise<SetupSession> {
       const session = await requireSession(sessionId);
-      if (session.status === 'capturing') throw wrongStatus(session, 'a capture cannot be interrupted; wait for it to finish');
-      if (!isActiveSetupSession(session.status)) throw wrongStatus(session, 'it has already ended');
+      setupSessionMachine.transition(
+        session.status,
+        'cancelled',
+        session.status === 'capturing' ? 'a capture cannot be interrupted; wait for it to finish' : 'it has already ended',
+      );
       const cancelled = await end(session, 'cancelled', {
         actor,
         action: 'environment.custom_image_setup.cancelled',
@@ -402,39 +317,39 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
       return count;
     },
 
-    /**
-     * After a restart: a session caught in `starting` or `capturing` by a crash is failed (the
-     * active image was never touched), and a running one whose sandbox is gone is failed too.
-     */
+    /** After a restart: fails every session a crash interrupted (see `recoverOne`). */
     async recoverAfterRestart(): Promise<void> {
       for (const session of await store.repos.setupSessions.listActive()) {
-        if (session.status === 'waiting_for_user') {
-          const lease = session.providerLeaseId;
-          const registered = deps.providers.get(session.provider);
-          const alive =
-            lease && registered
-              ? (await registered.provider.getInteractiveSetup(lease).catch(() => ({ status: 'missing' }))).status !== 'missing'
-              : false;
-          if (alive) continue;
-          await end(session, 'failed', {
-            actor: SYSTEM,
-            action: 'environment.custom_image_setup.failed',
-            reason: 'setup_finished',
-            failureReason: 'the setup sandbox was lost while the server was down',
-          });
-          continue;
-        }
-        const failureReason =
-          session.status === 'capturing'
-            ? 'the server stopped during the capture; the previous image is still active. Start a new setup to capture again.'
-            : 'the server stopped while the setup sandbox was starting';
-        await end(session, 'failed', {
-          actor: SYSTEM,
-          action: 'environment.custom_image_setup.failed',
-          reason: 'setup_finished',
-          failureReason,
-        });
+        await recoverOne(session).catch((err: unknown) => log.warn({ err, sessionId: session.id }, 'recovering a setup session failed'));
       }
     },
   };
+
+  /**
+   * After a restart: a session caught in `starting` or `capturing` by a crash is failed (the
+   * active image was never touched), and a running one whose sandbox is gone is failed too.
+   */
+  async function recoverOne(session: SetupSession): Promise<void> {
+    if (session.status === 'waiting_for_user') {
+      const lease = session.providerLeaseId;
+      const registered = deps.providers.get(session.provider);
+      const alive =
+        lease && registered
+          ? (await registered.provider.getInteractiveSetup(lease).catch(() => ({ status: 'missing' }))).status !== 'missing'
+          : false;
+      if (alive) return;
+    }
+    const failureReason =
+      session.status === 'waiting_for_user'
+        ? 'the setup sandbox was lost while the server was down'
+        : session.status === 'capturing'
+          ? 'the server stopped during the capture; the previous image is still active. Start a new setup to capture again.'
+          : 'the server stopped while the setup sandbox was starting';
+    await end(session, 'failed', {
+      actor: SYSTEM,
+      action: 'environment.custom_image_setup.failed',
+      reason: 'setup_finished',
+      failureReason,
+    });
+  }
 }
