@@ -1,6 +1,7 @@
 import type { SandcastApiError, SandcastClient } from '@sandcast/client';
 import { testDatabases } from '@sandcast/db/testing';
 import { createFakeProvider } from '@sandcast/provider-fake';
+import { createMovableClock } from '@sandcast/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
 
@@ -13,11 +14,6 @@ const refused = (promise: Promise<unknown>) =>
   );
 
 /** A clock the test can move forward, to walk past expiries. */
-const movableClock = () => {
-  let offsetMs = 0;
-  return { now: () => new Date(Date.now() + offsetMs), advance: (ms: number) => (offsetMs += ms) };
-};
-
 async function capture(client: SandcastClient, environmentId: string, script: string) {
   const { session } = await client.customImages.startSetup(environmentId);
   const ran = await client.customImages.exec(session.id, { command: ['sh', '-c', script] });
@@ -35,7 +31,7 @@ async function filesInNewSandbox(client: SandcastClient, environmentId: string) 
 for (const database of testDatabases()) {
   describe.skipIf(database.skipReason !== null)(`custom images on the fake provider [${database.kind}]`, () => {
     let t: TestServer;
-    const clock = movableClock();
+    const clock = createMovableClock();
 
     beforeAll(async () => {
       t = await startTestServer({

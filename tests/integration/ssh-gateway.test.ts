@@ -4,17 +4,12 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import type { SandcastClient } from '@sandcast/client';
 import { testDatabases } from '@sandcast/db/testing';
-import { loadConfig } from '@sandcast/server';
+import { createMovableClock, loadConfig } from '@sandcast/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
 import { openSshProgram, runSsh, SSH_CLIENT_OPTIONS } from './support/openssh.ts';
 
 const ssh = openSshProgram('ssh');
-
-const movableClock = () => {
-  let offsetMs = 0;
-  return { now: () => new Date(Date.now() + offsetMs), advance: (ms: number) => (offsetMs += ms) };
-};
 
 let environmentCount = 0;
 async function runningSetup(client: SandcastClient, ttlSeconds = 3600) {
@@ -29,7 +24,7 @@ for (const database of testDatabases()) {
   describe.skipIf(database.skipReason !== null || ssh.skipReason !== null)(`SSH gateway with the OpenSSH client [${database.kind}]`, () => {
     let t: TestServer;
     let port: number;
-    const clock = movableClock();
+    const clock = createMovableClock();
 
     beforeAll(async () => {
       t = await startTestServer({ database, clock, env: { SANDCAST_SSH_PORT: '0' } });

@@ -4,15 +4,10 @@ import path from 'node:path';
 import { type SandcastApiError, SandcastClient } from '@sandcast/client';
 import { TERMINAL_MAX_FRAME_BYTES } from '@sandcast/contracts';
 import { testDatabases } from '@sandcast/db/testing';
-import { loadConfig, startServer } from '@sandcast/server';
+import { createMovableClock, loadConfig, startServer } from '@sandcast/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
 import { attachTerminal, rawTerminalSocket } from './support/terminal-client.ts';
-
-const movableClock = () => {
-  let offsetMs = 0;
-  return { now: () => new Date(Date.now() + offsetMs), advance: (ms: number) => (offsetMs += ms) };
-};
 
 const refused = (promise: Promise<unknown>) =>
   promise.then(
@@ -32,7 +27,7 @@ async function runningSetup(client: SandcastClient, ttlSeconds = 3600) {
 for (const database of testDatabases()) {
   describe.skipIf(database.skipReason !== null)(`browser terminal [${database.kind}]`, () => {
     let t: TestServer;
-    const clock = movableClock();
+    const clock = createMovableClock();
 
     beforeAll(async () => {
       t = await startTestServer({ database, clock, env: { SANDCAST_TERMINAL_AUTH_TIMEOUT_SECONDS: '0.4' } });
@@ -289,7 +284,7 @@ describe('browser terminal: server shutdown', () => {
 describe('browser terminal: records survive a restart', () => {
   it('a used token stays used, an unused one still works, an expired one stays refused', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-terminal-restart-'));
-    const clock = movableClock();
+    const clock = createMovableClock();
     // The embedded database in the data dir, so the second server reads what the first wrote.
     const config = loadConfig({
       SANDCAST_PORT: '0',

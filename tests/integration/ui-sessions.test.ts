@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SandcastApiError, SandcastClient } from '@sandcast/client';
 import { testDatabases } from '@sandcast/db/testing';
+import { createMovableClock } from '@sandcast/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './support/harness.ts';
 
@@ -18,7 +19,7 @@ for (const database of testDatabases()) {
     let t: TestServer;
     let admin: string;
     let agent: string;
-    const clock = { offsetMs: 0, now: () => new Date(Date.now() + clock.offsetMs) };
+    const clock = createMovableClock();
 
     const login = (apiKey: string) =>
       fetch(`${t.url}/api/auth/session`, {
@@ -114,12 +115,12 @@ for (const database of testDatabases()) {
     it('an expired UI session is refused', async () => {
       const cookie = sessionCookie(await login(admin));
       expect((await t.fetch('/api/instance/settings', withCookie(cookie))).status).toBe(200);
-      clock.offsetMs = 3_600_000 + 1000;
+      clock.advance(3_600_000 + 1000);
       try {
         expect((await t.fetch('/api/instance/settings', withCookie(cookie))).status).toBe(401);
         expect((await t.fetch('/api/auth/session', withCookie(cookie))).body).toMatchObject({ authenticated: false });
       } finally {
-        clock.offsetMs = 0;
+        clock.reset();
       }
     });
 

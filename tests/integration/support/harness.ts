@@ -6,7 +6,7 @@ import { SandcastClient } from '@sandcast/client';
 import type { DeploymentMode } from '@sandcast/core';
 import type { TestDatabase } from '@sandcast/db/testing';
 import type { SandboxProvider } from '@sandcast/provider-sdk';
-import { loadConfig, type RunningServer, startServer } from '@sandcast/server';
+import { type Clock, loadConfig, type RunningServer, startServer } from '@sandcast/server';
 import type { FastifyInstance } from 'fastify';
 
 export interface TestServer {
@@ -30,7 +30,7 @@ export async function startTestServer(options: {
   providers?: SandboxProvider[] | ((dataDir: string) => SandboxProvider[]);
   env?: Record<string, string>;
   beforeListen?: (app: FastifyInstance) => void;
-  clock?: { now(): Date };
+  clock?: Clock;
 }): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-it-'));
   const logs: string[] = [];

@@ -1,6 +1,7 @@
 import type { SandcastClient } from '@sandcast/client';
 import { testDatabases } from '@sandcast/db/testing';
 import type { SandboxProvider } from '@sandcast/provider-sdk';
+import { createMovableClock } from '@sandcast/server';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { enableEnvironments, startTestServer, type TestServer } from './harness.ts';
 
@@ -75,9 +76,9 @@ export const REAL_PROVIDER_DATABASE = process.env.TEST_DATABASE_URL ? 'postgres'
 export function useRealProviderServer(providers: (dataDir: string) => SandboxProvider[]) {
   const database = testDatabases().find((d) => d.kind === REAL_PROVIDER_DATABASE)!;
   let t: TestServer | undefined;
-  let offsetMs = 0;
+  const clock = createMovableClock();
   beforeAll(async () => {
-    t = await startTestServer({ database, clock: { now: () => new Date(Date.now() + offsetMs) }, providers });
+    t = await startTestServer({ database, clock, providers });
     await enableEnvironments(t.client);
   });
   afterAll(async () => {
@@ -86,9 +87,7 @@ export function useRealProviderServer(providers: (dataDir: string) => SandboxPro
   return {
     databaseKind: database.kind,
     server: () => t!,
-    advanceClock: (ms: number) => {
-      offsetMs += ms;
-    },
+    advanceClock: (ms: number) => clock.advance(ms),
   };
 }
 
