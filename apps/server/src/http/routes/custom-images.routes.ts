@@ -9,7 +9,7 @@ import {
 } from '@sandcast/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { CustomImagesService } from '../../services/custom-images/custom-images.service.ts';
-import { presentSession } from '../../services/custom-images/present.ts';
+import { presentSession, presentTemplate } from '../../services/custom-images/present.ts';
 import type { SetupSessionsService } from '../../services/custom-images/setup-sessions.service.ts';
 import type { SandboxesService } from '../../services/sandboxes.service.ts';
 import { parse } from '../validate.ts';
@@ -54,7 +54,7 @@ export function registerCustomImageRoutes(
   app.post<{ Params: SessionParams }>(API_PATHS.setupSessionFinish, { config }, async (request) => {
     const body = parse(FinishSetupBodySchema, request.body ?? {});
     const result = await setupSessions.finish(request.params.sessionId, body, request.principal!);
-    return { session: presentSession(result.session), template: result.template };
+    return { session: presentSession(result.session), template: presentTemplate(result.template) };
   });
 
   app.post<{ Params: SessionParams }>(API_PATHS.setupSessionCancel, { config }, async (request) => {

@@ -1,4 +1,4 @@
-import type { BootSource, CustomImageTemplate, Principal, RunningSetupSession, SetupSession } from '@sandcast/core';
+import type { BootSource, CustomImageTemplate, Principal, SetupSession } from '@sandcast/core';
 import { newId, type Repositories, type Store } from '@sandcast/db';
 import type { SandboxProvider, TemplateRef } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
@@ -15,7 +15,7 @@ export interface CaptureProgress {
 
 export interface CaptureInput {
   /** The session, already moved to `capturing`, with its setup sandbox's lease. */
-  session: RunningSetupSession | (SetupSession & { status: 'capturing'; providerLeaseId: string });
+  session: SetupSession & { providerLeaseId: string };
   provider: SandboxProvider;
   bootSource: BootSource;
   metadata: Record<string, unknown> | undefined;

@@ -271,24 +271,14 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
 
       const capturing = await store.repos.setupSessions.transition(sessionId, 'capturing', {}, { unexpiredAt: clock.now() });
       if (!capturing) throw wrongStatus(await requireSession(sessionId), 'only a running, unexpired setup can be finished');
+      // Every outcome closes the same way: the setup sandbox goes, its terminals are told.
+      const close = async (ended: SetupSession) => {
+        await teardown({ ...ended, providerLeaseId: ended.providerLeaseId ?? session.providerLeaseId });
+        events.ended(sessionId, 'setup_finished');
+      };
       return captureAndPromote(
-        {
-          store,
-          log,
-          clock,
-          progress,
-          close: async (ended) => {
-            await teardown({ ...ended, providerLeaseId: ended.providerLeaseId ?? session.providerLeaseId });
-            events.ended(sessionId, 'setup_finished');
-          },
-        },
-        {
-          session: { ...capturing, status: 'capturing', providerLeaseId: session.providerLeaseId },
-          provider,
-          bootSource,
-          metadata: input.metadata,
-          actor,
-        },
+        { store, log, clock, progress, close },
+        { session: { ...capturing, providerLeaseId: session.providerLeaseId }, provider, bootSource, metadata: input.metadata, actor },
       );
     },
 
