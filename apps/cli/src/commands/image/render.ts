@@ -14,7 +14,7 @@ export function describeTemplate(template: CustomImageTemplateBody): string {
   return `${template.id} (${template.kind}${ref}, captured ${formatTime(template.capturedAt)})`;
 }
 
-export function renderTemplate(template: CustomImageTemplateBody, indent = ''): string {
+function renderTemplate(template: CustomImageTemplateBody, indent = ''): string {
   const lines = [
     `id:         ${template.id}`,
     `status:     ${template.status}`,
