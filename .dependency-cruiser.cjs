@@ -23,6 +23,14 @@ module.exports = {
       },
     },
     {
+      name: 'core-no-npm-packages',
+      severity: 'error',
+      comment:
+        'packages/core depends on nothing: no npm package, not even for types. Keep the domain in plain TypeScript; a library that does I/O or parsing (pg, zod, …) belongs in db, contracts or apps/server, which pass plain values in.',
+      from: { path: '^packages/core/', pathNot: '\\.test\\.ts$' },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-bundled', 'npm-no-pkg', 'npm-unknown'] },
+    },
+    {
       name: 'core-no-node-builtins',
       severity: 'error',
       comment: 'packages/core must not use Node built-ins. Take values as parameters instead.',
@@ -84,14 +92,57 @@ module.exports = {
     {
       name: 'no-deep-imports',
       severity: 'error',
-      comment: 'Import a Sandcast package through its name (@sandcast/x), not through a relative path into its folder.',
-      from: { path: '^(packages|apps)/([^/]+)/' },
-      to: { path: '^(packages|apps)/', pathNot: '^$1/$2/', dependencyTypesNot: ['aliased-workspace'] },
+      comment:
+        "Import a Sandcast package through its name (@sandcast/x), not through a relative path into its folder. If you need something the package does not export, export it from its index.ts (or a ./testing subpath for test helpers) and add it to the package's exports.",
+      from: { path: '^(packages/providers/[^/]+|packages/[^/]+|apps/[^/]+)/' },
+      to: { path: '^(packages|apps)/', pathNot: '^$1/', dependencyTypesNot: ['aliased-workspace'] },
+    },
+    {
+      name: 'no-deep-imports-from-tests-and-bench',
+      severity: 'error',
+      comment:
+        "tests/, bench/ and scripts/ use Sandcast packages as their callers do: through @sandcast/x. Export what you need from the package's index.ts, or from a ./testing subpath for test-only helpers.",
+      from: { path: '^(tests|bench|scripts)/' },
+      to: { path: '^(packages|apps)/', dependencyTypesNot: ['aliased-workspace'] },
+    },
+    {
+      name: 'no-cli-web-imports',
+      severity: 'error',
+      comment:
+        'apps/cli and apps/web are separate deployables and never import each other. Put what both need in @sandcast/client (HTTP behaviour, formatting of API values) or @sandcast/contracts (shapes, labels).',
+      from: { path: '^apps/(cli|web)/' },
+      to: { path: '^apps/(cli|web)/', pathNot: '^apps/$1/' },
+    },
+    {
+      name: 'no-unresolvable-imports',
+      severity: 'error',
+      comment:
+        "This import resolves to nothing. Fix the path, add the package to the importing package's package.json, or — for a @sandcast/x subpath — add it to that package's exports.",
+      from: {},
+      to: { couldNotResolve: true },
+    },
+    {
+      name: 'no-undeclared-dependencies',
+      severity: 'error',
+      comment:
+        "This npm package is not in the nearest package.json. Declare it (exact version) in the package that imports it — each package may use only the vendor packages it declares — or, in tests/ and bench/, in the root package.json's devDependencies.",
+      from: {},
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
+    },
+    {
+      name: 'no-dev-dependencies-at-runtime',
+      severity: 'error',
+      comment:
+        "Runtime code imports a devDependency, which a production install leaves out. Move the package to the importing package's dependencies, or keep the import in tests, testing/ helpers or build config.",
+      from: {
+        path: '^(packages|apps)/',
+        pathNot: ['\\.test\\.tsx?$', '/test/', '/testing/', '/src/testing\\.ts$', '^apps/web/src/test/', '\\.config\\.ts$'],
+      },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['npm', 'npm-peer', 'type-only'] },
     },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: 'node_modules/(?!@sandcast)' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     combinedDependencies: true,

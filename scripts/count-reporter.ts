@@ -33,7 +33,9 @@ export default class CountReporter implements Reporter {
     if (this.hostile.tried > 0) {
       const h = this.hostile;
       console.log('\nhostile suite        | attacks tried | contained | escaped | 5xx seen');
-      console.log(`                     | ${String(h.tried).padStart(13)} | ${String(h.contained).padStart(9)} | ${String(h.tried - h.contained).padStart(7)} | ${String(h.serverErrors).padStart(8)}`);
+      console.log(
+        `                     | ${String(h.tried).padStart(13)} | ${String(h.contained).padStart(9)} | ${String(h.tried - h.contained).padStart(7)} | ${String(h.serverErrors).padStart(8)}`,
+      );
     }
     const { passed, failed, skipped } = this.counts;
     console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);

@@ -10,7 +10,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createLocalProvider } from '../../packages/providers/local/src/index.ts';
+import { createLocalProvider } from '@sandcast/provider-local';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number) => {

@@ -1,7 +1,7 @@
 import { SandcastClient } from '@sandcast/client';
 import type { Command } from 'commander';
 
-export interface GlobalOptions {
+interface GlobalOptions {
   url: string;
   apiKey?: string | undefined;
   json: boolean;

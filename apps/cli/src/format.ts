@@ -52,18 +52,5 @@ export function formatTime(iso: string | null | undefined, fallback = '-'): stri
   return `${date.toISOString().slice(0, 19).replace('T', ' ')}Z`;
 }
 
-/** A byte count for people ("512 B", "1.5 MiB"), or "-" when unknown. */
-export function formatBytes(bytes: number | null | undefined): string {
-  if (bytes === null || bytes === undefined) return '-';
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
-}
-
 /** The command ran but could not do what was asked (a session that expired meanwhile, a failed probe); exits with status 1. */
 export class CommandFailed extends Error {}

@@ -62,7 +62,7 @@ function RequireSession({ children }: { children: ReactNode }) {
   return <>{children}</>;
 }
 
-export function AppRoutes() {
+function AppRoutes() {
   return (
     <Routes>
       <Route path="/login" element={<LoginPage />} />

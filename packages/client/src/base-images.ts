@@ -30,7 +30,7 @@ async function readOperation(response: Response, onProgress?: ProgressListener):
       if (parsed.type === 'progress') onProgress?.({ phase: parsed.phase, fraction: parsed.fraction });
       else if (parsed.type === 'done') return parsed.image;
       else {
-        const status = HTTP_STATUS_BY_CODE[parsed.error.code as keyof typeof HTTP_STATUS_BY_CODE] ?? 500;
+        const status = HTTP_STATUS_BY_CODE[parsed.error.code];
         throw new SandcastApiError({ status, code: parsed.error.code, message: parsed.error.message });
       }
     }

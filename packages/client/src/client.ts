@@ -16,7 +16,6 @@ import {
   EnvironmentListSchema,
   EnvironmentRevisionListSchema,
   EnvironmentSchema,
-  ErrorEnvelopeSchema,
   type ExecBody,
   ExecResultSchema,
   FinishSetupAnswerSchema,
@@ -40,7 +39,7 @@ import {
 } from '@sandcast/contracts';
 import { z } from 'zod';
 import { baseImagesApi } from './base-images.ts';
-import { SandcastApiError, SandcastConnectionError } from './errors.ts';
+import { apiErrorFromAnswer, SandcastApiError, SandcastConnectionError } from './errors.ts';
 
 export interface ClientOptions {
   /** e.g. http://127.0.0.1:7420 */
@@ -100,17 +99,8 @@ export class SandcastClient {
       throw new SandcastConnectionError(this.baseUrl, error);
     }
     const text = await response.text();
-    const json: unknown = text ? safeJson(text) : undefined;
-    if (!response.ok) {
-      const envelope = ErrorEnvelopeSchema.safeParse(json);
-      if (envelope.success) throw new SandcastApiError({ status: response.status, ...envelope.data.error });
-      throw new SandcastApiError({
-        status: response.status,
-        code: 'http_error',
-        message: `HTTP ${response.status}: ${text.slice(0, 200)}`,
-      });
-    }
-    return schema.parse(json);
+    if (!response.ok) throw apiErrorFromAnswer(response.status, text);
+    return schema.parse(text ? safeJson(text) : undefined);
   }
 
   /**
@@ -134,16 +124,7 @@ export class SandcastClient {
     } catch (error) {
       throw new SandcastConnectionError(this.baseUrl, error);
     }
-    if (!response.ok) {
-      const text = await response.text();
-      const envelope = ErrorEnvelopeSchema.safeParse(safeJson(text));
-      if (envelope.success) throw new SandcastApiError({ status: response.status, ...envelope.data.error });
-      throw new SandcastApiError({
-        status: response.status,
-        code: 'http_error',
-        message: `HTTP ${response.status}: ${text.slice(0, 200)}`,
-      });
-    }
+    if (!response.ok) throw apiErrorFromAnswer(response.status, await response.text());
     return response;
   }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ErrorCodeSchema } from './errors.ts';
 
 export const BaseImageSchema = z.object({
   id: z.string(),
@@ -38,6 +39,6 @@ export const ImportBaseImageQuerySchema = z.strictObject({
 export const ImageOperationLineSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('progress'), phase: z.string(), fraction: z.number().optional() }),
   z.object({ type: z.literal('done'), image: BaseImageSchema }),
-  z.object({ type: z.literal('error'), error: z.object({ code: z.string(), message: z.string() }) }),
+  z.object({ type: z.literal('error'), error: z.object({ code: ErrorCodeSchema, message: z.string() }) }),
 ]);
 export type ImageOperationLine = z.infer<typeof ImageOperationLineSchema>;

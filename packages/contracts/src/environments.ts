@@ -27,7 +27,7 @@ export type UpdateEnvironmentBody = z.input<typeof UpdateEnvironmentBodySchema>;
 /** How a stored secret field is returned: its value never leaves the server. */
 export const SecretPlaceholderSchema = z.strictObject({ secret: z.literal(true), set: z.boolean() });
 
-export const EnvironmentRevisionRefSchema = z.object({
+const EnvironmentRevisionRefSchema = z.object({
   id: z.string(),
   number: z.number().int(),
   createdAt: z.string(),

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '@sandcast/core';
+import { ERROR_CODES, type ErrorCode } from '@sandcast/core';
 import { z } from 'zod';
 
 /** The HTTP status each error code is answered with. The one place this mapping lives. */
@@ -20,9 +20,14 @@ export const HTTP_STATUS_BY_CODE: Record<ErrorCode, number> = {
   internal: 500,
 };
 
+export type { ErrorCode };
+
+/** One of the closed set of codes (docs/spec/errors.md): switch on it exhaustively. */
+export const ErrorCodeSchema = z.enum(ERROR_CODES);
+
 export const ErrorEnvelopeSchema = z.object({
   error: z.object({
-    code: z.string(),
+    code: ErrorCodeSchema,
     message: z.string(),
     details: z.record(z.string(), z.unknown()).optional(),
   }),

@@ -65,8 +65,9 @@ export {
   UpdateEnvironmentAnswerSchema,
   UpdateEnvironmentBodySchema,
 } from './environments.ts';
-export type { ErrorEnvelope, FieldIssue } from './errors.ts';
-export { ErrorEnvelopeSchema, HTTP_STATUS_BY_CODE } from './errors.ts';
+export type { ErrorCode, ErrorEnvelope, FieldIssue } from './errors.ts';
+export { ErrorCodeSchema, ErrorEnvelopeSchema, HTTP_STATUS_BY_CODE } from './errors.ts';
+export { formatBytes } from './format.ts';
 export type { HealthResponse } from './health.ts';
 export { HealthResponseSchema } from './health.ts';
 export type { ApiKey, CreateApiKeyBody } from './keys.ts';

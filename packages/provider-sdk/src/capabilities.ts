@@ -30,3 +30,21 @@ export interface ProviderCapabilities {
   /** The provider can checkpoint workspaces natively. */
   checkpoint: boolean;
 }
+
+/**
+ * The capabilities of a provider whose sandboxes run on the Sandcast host itself (the `local` and
+ * `docker` providers): a native PTY, interactive setup over it, capture into an image with change
+ * tracking and deletion; no duplex stream and no native checkpoint yet. One source, so that the
+ * two cannot drift apart by accident; a provider that differs spreads it and overrides the flag.
+ */
+export const ON_HOST_PROVIDER_CAPABILITIES: Readonly<ProviderCapabilities> = Object.freeze({
+  pty: true,
+  interactiveSetup: true,
+  interactiveSetupConnectionTypes: Object.freeze(['pty']) as SetupConnectionType[],
+  templateCapture: true,
+  templateRefKind: 'image',
+  templateDelete: true,
+  changeTracking: true,
+  duplexCommandStream: false,
+  checkpoint: false,
+});

@@ -1,6 +1,6 @@
 export type { BaseImageInfo, BaseImageProgress, BaseImageRecipe, BaseImageStore } from './base-images.ts';
 export type { ProviderCapabilities, SetupConnectionType, TemplateKind } from './capabilities.ts';
-export { SETUP_CONNECTION_TYPES, TEMPLATE_KINDS } from './capabilities.ts';
+export { ON_HOST_PROVIDER_CAPABILITIES, SETUP_CONNECTION_TYPES, TEMPLATE_KINDS } from './capabilities.ts';
 export type { ProviderErrorCode } from './errors.ts';
 export { isProviderError, PROVIDER_ERROR_CODES, ProviderError } from './errors.ts';
 export type {

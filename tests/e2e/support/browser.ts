@@ -5,7 +5,7 @@ import path from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 
 /** Debian's Chromium; SANDCAST_CHROMIUM points elsewhere. */
-export const CHROMIUM = process.env.SANDCAST_CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.SANDCAST_CHROMIUM ?? '/usr/bin/chromium';
 
 /** Why the browser tests cannot run here, or null. Under CI=true a reason is a failure, not a skip. */
 export function chromiumSkipReason(): string | null {

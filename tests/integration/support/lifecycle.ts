@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { enableEnvironments, startTestServer, type TestServer } from './harness.ts';
 
 /** Files a sandbox created now from the environment sees, and the image it booted from. */
-export async function bootAndList(client: SandcastClient, environmentId: string, paths: string[]) {
+async function bootAndList(client: SandcastClient, environmentId: string, paths: string[]) {
   const sandbox = await client.sandboxes.create({ environmentId });
   const script = paths.map((p) => `test -e ${p} && echo ${p}`).join('; ');
   const seen = await client.sandboxes.exec(sandbox.id, { command: ['sh', '-c', `${script}; true`] });

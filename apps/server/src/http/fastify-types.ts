@@ -1,7 +1,7 @@
 import type { Principal, RouteAccess } from '@sandcast/core';
 
 /** Gates a route behind an experimental setting; it answers 403 feature_disabled while off. */
-export type RouteFeature = 'environments';
+type RouteFeature = 'environments';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

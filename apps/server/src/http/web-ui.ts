@@ -4,7 +4,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
 /** What the catch-all route is called in the route table (docs/spec/http-api.md lists it). */
-export const WEB_UI_ROUTE = '/*';
+const WEB_UI_ROUTE = '/*';
 
 const HTML_HEADERS = {
   'cache-control': 'no-cache',

@@ -7,10 +7,10 @@ import { recordActivity } from './activity.service.ts';
 
 export type ApiKeysService = ReturnType<typeof createApiKeysService>;
 
-export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
+const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
 
 /** A fresh key: `sc_` + 32 random bytes, base64url. */
-export const generateApiKey = (): string => `sc_${randomBytes(32).toString('base64url')}`;
+const generateApiKey = (): string => `sc_${randomBytes(32).toString('base64url')}`;
 
 /** Bearer API keys. Only a SHA-256 hash is stored; the key is shown once, at creation. */
 export function createApiKeysService({ store }: { store: Store }) {

@@ -3,7 +3,7 @@ import { isEncryptedValue, type SecretBox } from './secrets.ts';
 type Doc = Record<string, unknown>;
 
 /** What a stored secret looks like to API clients. */
-export const SECRET_PLACEHOLDER = { secret: true, set: true } as const;
+const SECRET_PLACEHOLDER = { secret: true, set: true } as const;
 
 function isPlaceholder(value: unknown): boolean {
   return value !== null && typeof value === 'object' && (value as { secret?: unknown }).secret === true;

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { toast } from 'sonner';
 
 /** Copies `value`; the label says what is copied, for screen readers. */
-export function CopyButton({ value, label }: { value: string; label: string }) {
+function CopyButton({ value, label }: { value: string; label: string }) {
   const [copied, setCopied] = useState(false);
   return (
     <button

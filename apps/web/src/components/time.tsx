@@ -11,7 +11,7 @@ export function useNow(ms = 1000): number {
 }
 
 /** "12 s", "3 min 4 s", "1 h 2 min". */
-export function formatDuration(ms: number): string {
+function formatDuration(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
   if (s < 60) return `${s} s`;
   const m = Math.floor(s / 60);

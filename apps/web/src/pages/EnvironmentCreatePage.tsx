@@ -6,6 +6,7 @@ import { useClient } from '../api/client-context.tsx';
 import { errorMessage } from '../api/errors.ts';
 import { useTargets } from '../api/queries.ts';
 import { queryKeys } from '../api/query-keys.ts';
+import { Breadcrumb } from '../components/Breadcrumb.tsx';
 import { Button } from '../components/Button.tsx';
 import { Section } from '../components/Section.tsx';
 import { ErrorState, Skeleton } from '../components/States.tsx';
@@ -37,12 +38,7 @@ export function EnvironmentCreatePage() {
   return (
     <form onSubmit={submit} className="space-y-5" aria-label="Create environment">
       <div>
-        <p className="text-sm text-zinc-400">
-          <Link to="/environments" className="hover:text-zinc-200">
-            Environments
-          </Link>{' '}
-          /
-        </p>
+        <Breadcrumb to="/environments" label="Environments" />
         <h1 className="text-xl font-semibold text-white">Create environment</h1>
         <p className="text-sm text-zinc-400">Save it first; the custom image section appears when you open it again to edit.</p>
       </div>

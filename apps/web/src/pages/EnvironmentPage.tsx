@@ -2,12 +2,13 @@ import type { EnvironmentBody, SandboxTarget } from '@sandcast/contracts';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Save, Trash2 } from 'lucide-react';
 import { type FormEvent, useState } from 'react';
-import { Link, useNavigate, useParams } from 'react-router';
+import { useNavigate, useParams } from 'react-router';
 import { toast } from 'sonner';
 import { useClient } from '../api/client-context.tsx';
 import { errorMessage } from '../api/errors.ts';
 import { useEnvironment, useTargets } from '../api/queries.ts';
 import { queryKeys } from '../api/query-keys.ts';
+import { Breadcrumb } from '../components/Breadcrumb.tsx';
 import { Button } from '../components/Button.tsx';
 import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
 import { Section } from '../components/Section.tsx';
@@ -110,12 +111,7 @@ export function EnvironmentPage() {
     <div className="space-y-6">
       <div className="flex flex-wrap items-end justify-between gap-3">
         <div>
-          <p className="text-sm text-zinc-400">
-            <Link to="/environments" className="hover:text-zinc-200">
-              Environments
-            </Link>{' '}
-            /
-          </p>
+          <Breadcrumb to="/environments" label="Environments" />
           <h1 className="text-xl font-semibold text-white">{env.name}</h1>
           <p className="mt-0.5 flex flex-wrap gap-x-4 text-sm text-zinc-300">
             <span>

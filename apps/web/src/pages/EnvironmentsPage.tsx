@@ -1,6 +1,7 @@
 import { Plus } from 'lucide-react';
 import { Link } from 'react-router';
 import { useEnvironments, useTargets } from '../api/queries.ts';
+import { DataTable } from '../components/DataTable.tsx';
 import { EmptyState, ErrorState, Skeleton } from '../components/States.tsx';
 import { Time } from '../components/time.tsx';
 
@@ -32,42 +33,22 @@ export function EnvironmentsPage() {
       ) : environments.data.length === 0 ? (
         <EmptyState message="No environments yet — create one to choose a provider and its configuration." action={createLink} />
       ) : (
-        <div className="overflow-x-auto rounded-lg border border-zinc-800">
-          <table className="w-full text-left text-sm">
-            <thead className="bg-zinc-900 text-xs text-zinc-400 uppercase">
-              <tr>
-                <th scope="col" className="px-4 py-2 font-medium">
-                  Name
-                </th>
-                <th scope="col" className="px-4 py-2 font-medium">
-                  Provider
-                </th>
-                <th scope="col" className="px-4 py-2 font-medium">
-                  Revision
-                </th>
-                <th scope="col" className="px-4 py-2 font-medium">
-                  Updated
-                </th>
-              </tr>
-            </thead>
-            <tbody className="divide-y divide-zinc-800">
-              {environments.data.map((env) => (
-                <tr key={env.id} className="hover:bg-zinc-900/60">
-                  <td className="px-4 py-2.5">
-                    <Link to={`/environments/${env.id}`} className="font-medium text-teal-300 hover:text-teal-200">
-                      {env.name}
-                    </Link>
-                  </td>
-                  <td className="px-4 py-2.5 text-zinc-200">{providerName(env.provider)}</td>
-                  <td className="px-4 py-2.5 font-mono text-zinc-300">#{env.currentRevision.number}</td>
-                  <td className="px-4 py-2.5 text-zinc-300">
-                    <Time iso={env.updatedAt} relative />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="Environments" size="page" columns={['Name', 'Provider', 'Revision', 'Updated']}>
+          {environments.data.map((env) => (
+            <tr key={env.id} className="hover:bg-zinc-900/60">
+              <td className="px-4 py-2.5">
+                <Link to={`/environments/${env.id}`} className="font-medium text-teal-300 hover:text-teal-200">
+                  {env.name}
+                </Link>
+              </td>
+              <td className="px-4 py-2.5 text-zinc-200">{providerName(env.provider)}</td>
+              <td className="px-4 py-2.5 font-mono text-zinc-300">#{env.currentRevision.number}</td>
+              <td className="px-4 py-2.5 text-zinc-300">
+                <Time iso={env.updatedAt} relative />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </div>
   );

@@ -5,7 +5,7 @@ import { z } from 'zod';
  * or tcp on this machine's loopback. An environment editor cannot point the server at another
  * host; an operator who runs a remote engine sets DOCKER_HOST for the whole server instead.
  */
-export const dockerHostSchema = z
+const dockerHostSchema = z
   .string()
   .trim()
   .regex(

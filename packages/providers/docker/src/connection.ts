@@ -4,7 +4,7 @@ import { ProviderError } from '@sandcast/provider-sdk';
 import Docker from 'dockerode';
 
 export const PROVIDER_ID = 'docker';
-export const DEFAULT_SOCKET = '/var/run/docker.sock';
+const DEFAULT_SOCKET = '/var/run/docker.sock';
 
 /** An engine address normalised to what dockerode takes, plus the text shown to operators. */
 export interface EngineAddress {

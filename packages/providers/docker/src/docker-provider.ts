@@ -8,7 +8,7 @@ import type {
   SandboxProvider,
   SetupLease,
 } from '@sandcast/provider-sdk';
-import { ProviderError } from '@sandcast/provider-sdk';
+import { ON_HOST_PROVIDER_CAPABILITIES, ProviderError } from '@sandcast/provider-sdk';
 import type { z } from 'zod';
 import { captureImage, deleteImage } from './capture.ts';
 import { listChanges } from './changes.ts';
@@ -30,17 +30,7 @@ export interface DockerProviderOptions extends ProviderContext {
   installationId?: string | undefined;
 }
 
-export const DOCKER_CAPABILITIES: ProviderCapabilities = {
-  pty: true,
-  interactiveSetup: true,
-  interactiveSetupConnectionTypes: ['pty'],
-  templateCapture: true,
-  templateRefKind: 'image',
-  templateDelete: true,
-  changeTracking: true,
-  duplexCommandStream: false,
-  checkpoint: false,
-};
+export const DOCKER_CAPABILITIES: Readonly<ProviderCapabilities> = ON_HOST_PROVIDER_CAPABILITIES;
 
 /** How long availability() waits for the engine before calling it unreachable. */
 const PING_TIMEOUT_MS = 3_000;

@@ -11,7 +11,7 @@ import type { ContainerHandle } from './containers.ts';
 const MAX_SYMLINK_HOPS = 8;
 
 /** Absolute, normalised path inside the sandbox; relative paths are taken from the workdir. */
-export function sandboxPath(path: string): string {
+function sandboxPath(path: string): string {
   return posix.normalize(path.startsWith('/') ? path : posix.join(WORKDIR, path));
 }
 

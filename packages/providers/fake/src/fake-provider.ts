@@ -8,6 +8,7 @@ import {
   type ExecResult,
   type InstanceInfo,
   type ManagedInstance,
+  ON_HOST_PROVIDER_CAPABILITIES,
   type ProviderCapabilities,
   type ProviderContext,
   ProviderError,
@@ -38,17 +39,8 @@ export interface FakeProviderOptions extends ProviderContext {
   capabilities?: Partial<ProviderCapabilities> | undefined;
 }
 
-export const FAKE_CAPABILITIES: ProviderCapabilities = {
-  pty: true,
-  interactiveSetup: true,
-  interactiveSetupConnectionTypes: ['pty'],
-  templateCapture: true,
-  templateRefKind: 'snapshot',
-  templateDelete: true,
-  changeTracking: true,
-  duplexCommandStream: false,
-  checkpoint: false,
-};
+/** As the on-host providers, but a capture is a directory copy (a snapshot). */
+export const FAKE_CAPABILITIES: ProviderCapabilities = { ...ON_HOST_PROVIDER_CAPABILITIES, templateRefKind: 'snapshot' };
 
 export interface FakeProvider extends SandboxProvider {
   /** Deletes an instance behind the provider's back, as a lost machine would. */

@@ -19,7 +19,7 @@ function addEntry(pack: tar.Pack, name: string, body: Buffer | { file: string; s
 }
 
 /** A Docker repository tag derived from the image name. */
-export function dockerTagOf(name: string): string {
+function dockerTagOf(name: string): string {
   const repo =
     name
       .toLowerCase()

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { run, sleep } from './proc.ts';
 
 /** The kernel takes mount options in one page; leave room for upperdir and workdir. */
-export const MAX_LOWERDIR_CHARS = 3000;
+const MAX_LOWERDIR_CHARS = 3000;
 
 export interface OverlaySpec {
   /** Lower dirs, top first; relative entries are resolved against `cwd`. */

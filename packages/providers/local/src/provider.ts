@@ -12,7 +12,6 @@ import type {
   FileChange,
   InstanceInfo,
   ManagedInstance,
-  ProviderCapabilities,
   ProviderContext,
   PtyOptions,
   PtyStream,
@@ -22,6 +21,7 @@ import type {
   TemplateRef,
   WriteFileOptions,
 } from '@sandcast/provider-sdk';
+import { ON_HOST_PROVIDER_CAPABILITIES } from '@sandcast/provider-sdk';
 import { asBaseImageStore } from './base-image-store.ts';
 import { captureSetup } from './capture.ts';
 import { type Cgroups, detectCgroups } from './cgroups.ts';
@@ -67,18 +67,6 @@ export interface LocalImageStoreApi {
 export interface LocalProvider extends SandboxProvider {
   readonly images: LocalImageStoreApi;
 }
-
-const CAPABILITIES: ProviderCapabilities = {
-  pty: true,
-  interactiveSetup: true,
-  interactiveSetupConnectionTypes: ['pty'],
-  templateCapture: true,
-  templateRefKind: 'image',
-  templateDelete: true,
-  changeTracking: true,
-  duplexCommandStream: false,
-  checkpoint: false,
-};
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
@@ -341,7 +329,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     id: PROVIDER_ID,
     displayName: 'Local (namespaces)',
     configSchema: localConfigSchema,
-    capabilities: CAPABILITIES,
+    capabilities: ON_HOST_PROVIDER_CAPABILITIES,
     runtimeKnobs: LOCAL_RUNTIME_KNOBS,
     images,
     baseImages: asBaseImageStore(images),

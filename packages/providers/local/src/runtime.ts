@@ -13,7 +13,7 @@ import { shellQuote } from './proc.ts';
  */
 
 /** What a root shell inside needs; no CAP_SYS_ADMIN, no CAP_MKNOD (no device cgroup guards /dev), no raw sockets. */
-export const KEPT_CAPABILITIES = [
+const KEPT_CAPABILITIES = [
   'CAP_CHOWN',
   'CAP_DAC_OVERRIDE',
   'CAP_FOWNER',
@@ -29,7 +29,7 @@ export const KEPT_CAPABILITIES = [
 ] as const;
 
 export const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-export const HOSTNAME = 'sandbox';
+const HOSTNAME = 'sandbox';
 
 export interface SandboxProcessSpec {
   rootfs: string;

@@ -73,7 +73,7 @@ const AARCH64: ArchTable = {
   ],
 };
 
-export function seccompArchTable(arch: string = process.arch): ArchTable | null {
+function seccompArchTable(arch: string = process.arch): ArchTable | null {
   if (arch === 'x64') return X86_64;
   if (arch === 'arm64') return AARCH64;
   return null;

@@ -3,9 +3,10 @@ import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ProgressListener } from '@sandcast/client';
+import { formatBytes } from '@sandcast/contracts';
 import type { Command } from 'commander';
 import { contextFrom } from '../../context.ts';
-import { formatBytes, formatTime, table, UsageError } from '../../format.ts';
+import { formatTime, table, UsageError } from '../../format.ts';
 
 const providerOption = ['--provider <id>', 'the provider whose image store to use', 'local'] as const;
 

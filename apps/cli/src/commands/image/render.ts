@@ -1,12 +1,13 @@
-import type {
-  ConnectionPayload,
-  CustomImageOverview,
-  CustomImageTemplateBody,
-  EnvironmentBody,
-  SetupChanges,
-  SetupSessionBody,
+import {
+  type ConnectionPayload,
+  type CustomImageOverview,
+  type CustomImageTemplateBody,
+  type EnvironmentBody,
+  formatBytes,
+  type SetupChanges,
+  type SetupSessionBody,
 } from '@sandcast/contracts';
-import { formatBytes, formatTime, table } from '../../format.ts';
+import { formatTime, table } from '../../format.ts';
 
 /** One line naming an image: "tpl_1 (snapshot sbx-ref, captured 2025-03-01 09:30:12Z)". */
 export function describeTemplate(template: CustomImageTemplateBody): string {
@@ -14,7 +15,7 @@ export function describeTemplate(template: CustomImageTemplateBody): string {
   return `${template.id} (${template.kind}${ref}, captured ${formatTime(template.capturedAt)})`;
 }
 
-export function renderTemplate(template: CustomImageTemplateBody, indent = ''): string {
+function renderTemplate(template: CustomImageTemplateBody, indent = ''): string {
   const lines = [
     `id:         ${template.id}`,
     `status:     ${template.status}`,

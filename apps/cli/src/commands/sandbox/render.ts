@@ -2,7 +2,7 @@ import type { SandboxBody } from '@sandcast/contracts';
 import { formatTime, table } from '../../format.ts';
 
 /** "image tpl_1" or "base" (the environment's provider configuration without a custom image). */
-export function bootSource(sandbox: SandboxBody): string {
+function bootSource(sandbox: SandboxBody): string {
   return sandbox.imageId ? `image ${sandbox.imageId}` : 'base';
 }
 

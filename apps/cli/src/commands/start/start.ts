@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 
 /**
@@ -12,7 +12,7 @@ export function registerStart(program: Command): void {
     .command('start')
     .description('run the Sandcast server in the foreground (configured by SANDCAST_* environment variables)')
     .action(() => {
-      const serverPackage = createRequire(import.meta.url).resolve('@sandcast/server/package.json');
+      const serverPackage = fileURLToPath(import.meta.resolve('@sandcast/server/package.json'));
       const bin = path.join(path.dirname(serverPackage), 'bin', 'sandcast-server.mjs');
       const child = spawn(process.execPath, [bin], { stdio: 'inherit', env: process.env });
       const forward = (signal: NodeJS.Signals) => child.kill(signal);

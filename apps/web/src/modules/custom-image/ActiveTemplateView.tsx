@@ -1,4 +1,4 @@
-import type { CustomImageOverview, CustomImageTemplateBody } from '@sandcast/contracts';
+import { type CustomImageOverview, type CustomImageTemplateBody, formatBytes } from '@sandcast/contracts';
 import { Ban, History, Link2, RefreshCw, TriangleAlert } from 'lucide-react';
 import { useState } from 'react';
 import { toast } from 'sonner';
@@ -9,7 +9,7 @@ import { CopyableCode } from '../../components/CopyButton.tsx';
 import { Spinner } from '../../components/States.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { Time } from '../../components/time.tsx';
-import { formatBytes, KIND_LABEL, TOASTS } from './labels.ts';
+import { KIND_LABEL, TOASTS } from './labels.ts';
 import type { CustomImageActions } from './use-custom-image-actions.ts';
 
 type Confirm = 'refresh' | 'rollback' | 'disable' | 'relink-drift' | null;
@@ -98,7 +98,7 @@ export function ActiveTemplateView({
         <Row term="Last used">
           {template.lastUsedAt ? <Time iso={template.lastUsedAt} /> : <span className="text-zinc-400">Not used by a run yet</span>}
         </Row>
-        <Row term="Size">{formatBytes(template.sizeBytes)}</Row>
+        <Row term="Size">{formatBytes(template.sizeBytes, '—')}</Row>
       </dl>
       <div className="flex flex-wrap items-center gap-2">
         <Button disabled={busy} onClick={() => setConfirm('refresh')} icon={<RefreshCw aria-hidden className="size-4" />}>

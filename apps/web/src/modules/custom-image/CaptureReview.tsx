@@ -1,10 +1,10 @@
+import { formatBytes } from '@sandcast/contracts';
 import { useQuery } from '@tanstack/react-query';
 import { AlertTriangle, FileDiff, RotateCw } from 'lucide-react';
 import { useClient } from '../../api/client-context.tsx';
 import { queryKeys } from '../../api/query-keys.ts';
 import { Button } from '../../components/Button.tsx';
 import { ErrorState, Skeleton } from '../../components/States.tsx';
-import { formatBytes } from './labels.ts';
 
 const KIND_CLASS = { added: 'text-emerald-300', modified: 'text-sky-300', deleted: 'text-red-300' } as const;
 const KIND_MARK = { added: '+', modified: '~', deleted: '−' } as const;
@@ -67,7 +67,7 @@ export function CaptureReview({ sessionId, enabled }: { sessionId: string; enabl
               <>
                 <p className="text-xs text-zinc-400">
                   {changes.data.changes.length} path{changes.data.changes.length === 1 ? '' : 's'} changed ·{' '}
-                  {formatBytes(changes.data.totalBytes)}
+                  {formatBytes(changes.data.totalBytes, '—')}
                   {changes.data.truncated ? ' · list cut at the limit' : ''}
                 </p>
                 <ul className="max-h-56 overflow-auto font-mono text-xs" aria-label="Changed files">
@@ -80,7 +80,7 @@ export function CaptureReview({ sessionId, enabled }: { sessionId: string; enabl
                       <span className="min-w-0 flex-1 truncate text-zinc-200" title={c.path}>
                         {c.path}
                       </span>
-                      <span className="text-zinc-400">{c.type === 'file' ? formatBytes(c.sizeBytes) : c.type}</span>
+                      <span className="text-zinc-400">{c.type === 'file' ? formatBytes(c.sizeBytes, '—') : c.type}</span>
                     </li>
                   ))}
                 </ul>

@@ -12,7 +12,7 @@ import { SessionStatusLine } from './SessionStatusLine.tsx';
 import { SetupSessionView } from './SetupSessionView.tsx';
 import { useCustomImageActions } from './use-custom-image-actions.ts';
 
-export const PANEL_DESCRIPTION =
+const PANEL_DESCRIPTION =
   'Start a setup sandbox, prepare it in the browser terminal, then capture the running machine as a reusable image for future runs.';
 
 /**

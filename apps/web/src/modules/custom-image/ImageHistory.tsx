@@ -1,4 +1,5 @@
 import type { CustomImageTemplateBody } from '@sandcast/contracts';
+import { DataTable } from '../../components/DataTable.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { Time } from '../../components/time.tsx';
 import { KIND_LABEL, templateTone } from './labels.ts';
@@ -9,47 +10,24 @@ export function ImageHistory({ templates }: { templates: CustomImageTemplateBody
   return (
     <div>
       <h3 className="mb-2 text-sm font-semibold text-zinc-50">Image history</h3>
-      <div className="overflow-x-auto rounded-md border border-zinc-800">
-        <table className="w-full text-left text-sm" aria-label="Image history">
-          <thead className="bg-zinc-900 text-xs text-zinc-400">
-            <tr>
-              <th scope="col" className="px-3 py-1.5 font-medium">
-                Status
-              </th>
-              <th scope="col" className="px-3 py-1.5 font-medium">
-                Kind
-              </th>
-              <th scope="col" className="px-3 py-1.5 font-medium">
-                Ref
-              </th>
-              <th scope="col" className="px-3 py-1.5 font-medium">
-                Captured
-              </th>
-              <th scope="col" className="px-3 py-1.5 font-medium">
-                Last used
-              </th>
-            </tr>
-          </thead>
-          <tbody className="divide-y divide-zinc-800">
-            {templates.map((t) => (
-              <tr key={t.id}>
-                <td className="px-3 py-1.5">
-                  <StatusBadge tone={templateTone(t.status)}>{t.status}</StatusBadge>
-                  {t.failureReason ? <span className="ml-2 text-xs text-red-300">{t.failureReason}</span> : null}
-                </td>
-                <td className="px-3 py-1.5 text-zinc-200">{KIND_LABEL[t.kind]}</td>
-                <td className="max-w-[16rem] truncate px-3 py-1.5 font-mono text-xs text-zinc-300" title={t.providerRef ?? undefined}>
-                  {t.providerRef ?? '—'}
-                </td>
-                <td className="px-3 py-1.5 text-zinc-300">
-                  <Time iso={t.capturedAt} />
-                </td>
-                <td className="px-3 py-1.5 text-zinc-300">{t.lastUsedAt ? <Time iso={t.lastUsedAt} relative /> : '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable label="Image history" size="section" columns={['Status', 'Kind', 'Ref', 'Captured', 'Last used']}>
+        {templates.map((t) => (
+          <tr key={t.id}>
+            <td className="px-3 py-1.5">
+              <StatusBadge tone={templateTone(t.status)}>{t.status}</StatusBadge>
+              {t.failureReason ? <span className="ml-2 text-xs text-red-300">{t.failureReason}</span> : null}
+            </td>
+            <td className="px-3 py-1.5 text-zinc-200">{KIND_LABEL[t.kind]}</td>
+            <td className="max-w-[16rem] truncate px-3 py-1.5 font-mono text-xs text-zinc-300" title={t.providerRef ?? undefined}>
+              {t.providerRef ?? '—'}
+            </td>
+            <td className="px-3 py-1.5 text-zinc-300">
+              <Time iso={t.capturedAt} />
+            </td>
+            <td className="px-3 py-1.5 text-zinc-300">{t.lastUsedAt ? <Time iso={t.lastUsedAt} relative /> : '—'}</td>
+          </tr>
+        ))}
+      </DataTable>
     </div>
   );
 }

@@ -14,7 +14,7 @@ import { CaptureReview, useSetupChanges } from './CaptureReview.tsx';
 import { SessionStatusLine } from './SessionStatusLine.tsx';
 import type { CustomImageActions } from './use-custom-image-actions.ts';
 
-export const NO_BROWSER_TERMINAL =
+const NO_BROWSER_TERMINAL =
   'Browser terminal is not available for this provider connection. Use the provider setup instructions, then finish or cancel here.';
 
 /** The raw SSH command, for an external terminal, scp or an editor's remote-SSH. */

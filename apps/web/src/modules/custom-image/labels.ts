@@ -39,18 +39,6 @@ export const KIND_LABEL: Record<CustomImageTemplateBody['kind'], string> = {
   provider_template: 'Provider template',
 };
 
-export function formatBytes(bytes: number | null): string {
-  if (bytes === null) return '—';
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value < 10 && unit > 0 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
-}
-
 /** The toasts that say what the next run boots from. */
 export const TOASTS = {
   promoted: 'Future runs can use the promoted template.',
