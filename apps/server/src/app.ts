@@ -20,6 +20,7 @@ import { registerTargetRoutes } from './http/routes/targets.routes.ts';
 import { registerTerminalRoutes } from './http/routes/terminal.routes.ts';
 import type { ProviderRegistry } from './providers/provider-registry.ts';
 import { createApiKeysService } from './services/api-keys.service.ts';
+import { createBaseImagesService } from './services/base-images.service.ts';
 import { createCustomImagesService } from './services/custom-images/custom-images.service.ts';
 import { SetupEvents } from './services/custom-images/setup-events.ts';
 import { createSetupSessionsService } from './services/custom-images/setup-sessions.service.ts';
@@ -94,7 +95,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerKeyRoutes(app, services);
   registerCustomImageRoutes(app, services);
   registerSandboxRoutes(app, services);
-  registerBaseImageRoutes(app, { providers: deps.providers, dataDir: deps.config.dataDir });
+  registerBaseImageRoutes(app, services);
   registerTerminalRoutes(app, { ...services, authTimeoutMs: deps.config.terminalAuthTimeoutMs });
   registerWebUi(app, { distDir: deps.config.webDistDir });
   return { app, services, routes };
@@ -155,5 +156,12 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     }),
     customImages: createCustomImagesService({ store, loadEnvironment, setupSessions, log }),
     sandboxes: createSandboxesService({ store, providers, loadEnvironment, log }),
+    baseImages: createBaseImagesService({
+      store,
+      providers,
+      dataDir: deps.config.dataDir,
+      maxImportBytes: deps.config.imageImportMaxBytes,
+      log,
+    }),
   };
 }

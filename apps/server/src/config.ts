@@ -33,7 +33,12 @@ export interface ServerConfig {
   uiSessionTtlMs: number;
   /** SANDCAST_WEB_DIST, default apps/web/dist: the built web UI served at `/`. */
   webDistDir: string;
+  /** SANDCAST_IMAGE_IMPORT_MAX_BYTES, default 8 GiB: cap on an image import's upload and on its uncompressed size. */
+  imageImportMaxBytes: number;
 }
+
+/** Default of SANDCAST_IMAGE_IMPORT_MAX_BYTES: 8 GiB. */
+export const DEFAULT_IMAGE_IMPORT_MAX_BYTES = 8 * 1024 ** 3;
 
 /** Where `npm run build -w apps/web` writes the UI. */
 export const DEFAULT_WEB_DIST = fileURLToPath(new URL('../../web/dist/', import.meta.url));
@@ -69,6 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     terminalAuthTimeoutMs: positiveSeconds(env.SANDCAST_TERMINAL_AUTH_TIMEOUT_SECONDS, 'SANDCAST_TERMINAL_AUTH_TIMEOUT_SECONDS', 10) * 1000,
     uiSessionTtlMs: positiveSeconds(env.SANDCAST_UI_SESSION_HOURS, 'SANDCAST_UI_SESSION_HOURS', 12, 'hours') * 3_600_000,
     webDistDir: path.resolve(env.SANDCAST_WEB_DIST || DEFAULT_WEB_DIST),
+    imageImportMaxBytes: positiveBytes(env.SANDCAST_IMAGE_IMPORT_MAX_BYTES, 'SANDCAST_IMAGE_IMPORT_MAX_BYTES', DEFAULT_IMAGE_IMPORT_MAX_BYTES),
   };
   assertBindAllowed(config);
   return config;
@@ -106,5 +112,16 @@ function positiveSeconds(raw: string | undefined, name: string, fallback: number
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0)
     throw new SandcastError('bad_request', `${name} must be a positive number of ${unit}; got "${raw}"`);
+  return value;
+}
+
+/** A byte count: digits, optionally with a K, M, G or T suffix (powers of 1024), e.g. `8G`. */
+function positiveBytes(raw: string | undefined, name: string, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const match = /^(\d+)\s*([KMGT]?)(i?B)?$/i.exec(raw.trim());
+  const power = match ? ' KMGT'.indexOf((match[2] || ' ').toUpperCase()) : -1;
+  const value = match ? Number(match[1]) * 1024 ** power : Number.NaN;
+  if (!Number.isSafeInteger(value) || value <= 0)
+    throw new SandcastError('bad_request', `${name} must be a positive number of bytes, optionally with K, M, G or T (8G); got "${raw}"`);
   return value;
 }

@@ -16,6 +16,15 @@ export interface BaseImageInfo {
 
 export type BaseImageProgress = (progress: { phase: string; fraction?: number | undefined }) => void;
 
+/** An import request: the archive on the server's disk and the name it is stored under. */
+export interface BaseImageImport {
+  tarPath: string;
+  name: string;
+  /** Cap on the uncompressed bytes of the archive and of the image; default the provider's own. */
+  maxBytes?: number | undefined;
+  onProgress?: BaseImageProgress | undefined;
+}
+
 /** Recipes `build` knows. */
 export interface BaseImageRecipe {
   distro: 'debian';
@@ -31,8 +40,12 @@ export interface BaseImageRecipe {
  */
 export interface BaseImageStore {
   list(): Promise<BaseImageInfo[]>;
-  /** Imports a rootfs tarball or a `docker save` archive. */
-  importArchive(tarPath: string, name: string, onProgress?: BaseImageProgress): Promise<BaseImageInfo>;
+  /**
+   * Imports a rootfs tarball or a `docker save` archive. The archive is untrusted: a path that
+   * leaves it, or more than `maxBytes` uncompressed, is refused (ProviderError `invalid_input`,
+   * `too_large`) and leaves nothing behind.
+   */
+  importArchive(request: BaseImageImport): Promise<BaseImageInfo>;
   build(recipe: BaseImageRecipe, onProgress?: BaseImageProgress): Promise<BaseImageInfo>;
   /** An archive `docker load` accepts. */
   export(idOrName: string): Promise<Readable>;

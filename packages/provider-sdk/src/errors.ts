@@ -15,6 +15,10 @@ export const PROVIDER_ERROR_CODES = [
   'in_use',
   /** Anything else the backend reported. */
   'backend',
+  /** Input the caller supplied is malformed or unsafe (an image archive that escapes its directory, say). */
+  'invalid_input',
+  /** Input the caller supplied is over a configured size limit (an image import past its cap). */
+  'too_large',
 ] as const;
 export type ProviderErrorCode = (typeof PROVIDER_ERROR_CODES)[number];
 

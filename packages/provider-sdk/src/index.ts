@@ -1,4 +1,4 @@
-export type { BaseImageInfo, BaseImageProgress, BaseImageRecipe, BaseImageStore } from './base-images.ts';
+export type { BaseImageImport, BaseImageInfo, BaseImageProgress, BaseImageRecipe, BaseImageStore } from './base-images.ts';
 export type { ProviderCapabilities, SetupConnectionType, TemplateKind } from './capabilities.ts';
 export { ON_HOST_PROVIDER_CAPABILITIES, SETUP_CONNECTION_TYPES, TEMPLATE_KINDS } from './capabilities.ts';
 export type { ProviderErrorCode } from './errors.ts';

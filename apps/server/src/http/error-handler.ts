@@ -16,6 +16,10 @@ function fromProviderError(error: ProviderError): SandcastError {
       return new SandcastError('capability_unsupported', error.message, details);
     case 'in_use':
       return new SandcastError('conflict', error.message, details);
+    case 'invalid_input':
+      return new SandcastError('bad_request', error.message, details);
+    case 'too_large':
+      return new SandcastError('payload_too_large', error.message, details);
     case 'capture_failed':
     case 'timeout':
     case 'backend':

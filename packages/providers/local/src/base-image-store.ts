@@ -5,7 +5,11 @@ import type { LocalImage } from './image-types.ts';
 /** The parts of the provider's image store this adapter uses (kept structural: no import back into provider.ts). */
 interface LocalImages {
   list(): Promise<LocalImage[]>;
-  importRootfs(tarPath: string, name: string, onProgress?: BaseImageProgress): Promise<LocalImage>;
+  importRootfs(
+    tarPath: string,
+    name: string,
+    options?: { maxBytes?: number | undefined; onProgress?: BaseImageProgress | undefined },
+  ): Promise<LocalImage>;
   buildBase(
     distro: 'debian',
     options?: { name?: string | undefined; release?: string | undefined },
@@ -32,7 +36,7 @@ function toInfo(image: LocalImage): BaseImageInfo {
 export function asBaseImageStore(images: LocalImages): BaseImageStore {
   return {
     list: async () => (await images.list()).map(toInfo),
-    importArchive: async (tarPath, name, onProgress) => toInfo(await images.importRootfs(tarPath, name, onProgress)),
+    importArchive: async ({ tarPath, name, maxBytes, onProgress }) => toInfo(await images.importRootfs(tarPath, name, { maxBytes, onProgress })),
     build: async (recipe, onProgress) =>
       toInfo(await images.buildBase(recipe.distro, { name: recipe.name, release: recipe.release }, onProgress)),
     export: (idOrName) => images.exportImage(idOrName),

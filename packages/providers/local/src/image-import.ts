@@ -1,115 +1,145 @@
-import { existsSync } from 'node:fs';
-import { readdir, readFile, realpath, rm } from 'node:fs/promises';
-import { join, posix, relative } from 'node:path';
+import { lstat, readFile, readlink, rm, stat } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import { DEFAULT_IMPORT_MAX_BYTES, formatSize, ImportBudget, openArchive } from './archive-stream.ts';
+import { readDockerSave } from './docker-archive.ts';
 import { localError } from './errors.ts';
 import { removeTree } from './fs-util.ts';
 import { DEFAULT_IMAGE_CONFIG, type ImageStore } from './image-store.ts';
 import type { ImageConfig, ImageOrigin, ImageRecord, LocalImage, ProgressListener } from './image-types.ts';
 import { newId } from './layout.ts';
 import { run } from './proc.ts';
+import { type ExtractStats, extractTar } from './safe-extract.ts';
 
-interface DockerManifestEntry {
-  Config: string;
-  Layers: string[];
+export interface ImportOptions {
+  /** The archive on disk: a rootfs tarball (gzip, bzip2, xz, zstd or none) or a `docker save` archive. */
+  tarPath: string;
+  name: string;
+  /** Cap on uncompressed bytes, of the archive and of the image it unpacks to. Default 8 GiB. */
+  maxBytes?: number | undefined;
+  onProgress?: ProgressListener | undefined;
 }
 
-interface DockerImageConfig {
-  config?: { Env?: string[] | null; WorkingDir?: string; User?: string } | null;
+/** Progress lines at most every this many uncompressed bytes. */
+const PROGRESS_STEP = 32 * 1024 * 1024;
+
+async function extractFile(options: {
+  file: string;
+  root: string;
+  what: string;
+  layer: boolean;
+  budget: ImportBudget;
+  progress: (done: number, bytes: number) => void;
+}): Promise<ExtractStats> {
+  const { size } = await stat(options.file);
+  let reported = 0;
+  const source = await openArchive(options.file, {
+    what: options.what,
+    budget: options.budget,
+    size,
+    onRead: (fraction, bytes) => {
+      if (bytes - reported < PROGRESS_STEP) return;
+      reported = bytes;
+      options.progress(fraction, bytes);
+    },
+  });
+  return extractTar(source, { root: options.root, what: options.what, layer: options.layer });
 }
 
-async function tarOk(args: string[], what: string): Promise<string> {
-  const result = await run('tar', args);
-  if (result.code >= 2 || (result.code !== 0 && !/changed as we read/.test(result.stderr))) {
-    throw localError('invalid_config', `${what}: tar says ${result.stderr.trim().slice(-500) || `exit ${result.code}`}`);
-  }
-  return result.stdout.toString('utf8');
-}
-
-/** Deletes `dest/<rel>` only when it resolves inside `dest` (an archive must not reach the host). */
-async function removeInside(dest: string, rel: string): Promise<void> {
-  const parent = posix.dirname(rel);
-  const resolved = await realpath(join(dest, parent)).catch(() => null);
-  if (!resolved || relative(dest, resolved).startsWith('..')) return;
-  await removeTree(join(resolved, posix.basename(rel)));
-}
-
-/** Applies one Docker layer tar onto a directory: whiteouts delete, then the entries are extracted. */
-async function applyDockerLayer(dest: string, layerTar: string): Promise<void> {
-  const names = (await tarOk(['-tf', layerTar], 'reading an image layer')).split('\n').filter(Boolean);
-  for (const raw of names) {
-    const name = raw.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
-    if (name.split('/').includes('..')) throw localError('invalid_config', `the archive has an unsafe path: ${raw}`);
-    const base = posix.basename(name);
-    if (base === '.wh..wh..opq') {
-      const dir = posix.dirname(name);
-      const resolved = await realpath(join(dest, dir)).catch(() => null);
-      if (resolved && !relative(dest, resolved).startsWith('..')) {
-        for (const child of await readdir(resolved).catch(() => [])) await removeTree(join(resolved, child));
-      }
-    } else if (base.startsWith('.wh.')) {
-      await removeInside(dest, posix.join(posix.dirname(name), base.slice(4)));
+/** Resolves `path` inside the image root the way the sandbox will see it: symlinks followed, but never out of `root`. */
+async function isFileInImage(root: string, path: string): Promise<boolean> {
+  let pending = path.split('/').filter(Boolean);
+  let resolved: string[] = [];
+  for (let hops = 0; pending.length > 0; ) {
+    const part = pending.shift()!;
+    if (part === '.') continue;
+    if (part === '..') {
+      resolved.pop();
+      continue;
     }
+    const here = join(root, ...resolved, part);
+    const info = await lstat(here).catch(() => null);
+    if (!info) return false;
+    if (info.isSymbolicLink()) {
+      if (++hops > 40) return false;
+      const target = await readlink(here);
+      if (target.startsWith('/')) resolved = [];
+      pending = [...target.split('/').filter(Boolean), ...pending];
+      continue;
+    }
+    resolved.push(part);
+    if (pending.length > 0 && !info.isDirectory()) return false;
+    if (pending.length === 0) return info.isFile();
   }
-  await tarOk(['-xpf', layerTar, '-C', dest, '--numeric-owner', '--exclude=.wh.*', '--exclude=*/.wh.*'], 'extracting an image layer');
-}
-
-function configFromDocker(config: DockerImageConfig): ImageConfig {
-  const env: Record<string, string> = {};
-  for (const pair of config.config?.Env ?? []) {
-    const at = pair.indexOf('=');
-    if (at > 0) env[pair.slice(0, at)] = pair.slice(at + 1);
-  }
-  if (!env.PATH) env.PATH = DEFAULT_IMAGE_CONFIG.env.PATH!;
-  return { env, workdir: config.config?.WorkingDir || '/workspace', user: config.config?.User || 'root' };
+  return false;
 }
 
 /**
- * Imports a rootfs tarball (any compression GNU tar detects) or a `docker save` archive as a
- * single-layer image. Docker layers are applied in order into one directory, whiteouts included,
- * so the imported image never depends on Docker's layer layout.
+ * Imports a rootfs tarball or a `docker save` archive as a single-layer image. The archive is
+ * hostile until proven otherwise: it is unpacked by `extractTar` (no symlink followed, no path
+ * outside, no device nodes, no setuid bits), the manifest's paths are resolved inside it, and every
+ * uncompressed byte is counted against `maxBytes` as it streams. On any refusal nothing is left:
+ * the staging directories are removed and no record is written.
  */
-export async function importImage(
-  store: ImageStore,
-  options: { tarPath: string; name: string; onProgress?: ProgressListener | undefined },
-): Promise<LocalImage> {
+export async function importImage(store: ImageStore, options: ImportOptions): Promise<LocalImage> {
   const progress = options.onProgress ?? (() => undefined);
-  if (!existsSync(options.tarPath)) throw localError('not_found', `no file at ${options.tarPath}`);
+  const limit = options.maxBytes ?? DEFAULT_IMPORT_MAX_BYTES;
+  if (!(await stat(options.tarPath).catch(() => null))?.isFile()) throw localError('not_found', `no file at ${options.tarPath}`);
   if (await store.resolve(options.name).catch(() => null)) {
     throw localError('invalid_config', `an image named "${options.name}" already exists; remove it first or choose another name`);
   }
-  progress({ phase: 'reading archive', fraction: 0 });
-  const listing = (await tarOk(['-tf', options.tarPath], 'reading the archive')).split('\n').map((n) => n.replace(/^\.\//, ''));
-  const isDockerSave = listing.includes('manifest.json');
-  const dest = await store.stagingDir('import');
-  let config = DEFAULT_IMAGE_CONFIG;
+  const unpacked = await store.stagingDir('import');
+  let root = unpacked;
   try {
-    if (isDockerSave) {
-      const unpacked = await store.stagingDir('docker-save');
-      try {
-        await tarOk(['-xf', options.tarPath, '-C', unpacked], 'unpacking the docker save archive');
-        const manifest = JSON.parse(await readFile(join(unpacked, 'manifest.json'), 'utf8')) as DockerManifestEntry[];
-        const entry = manifest[0];
-        if (!entry) throw localError('invalid_config', 'the docker save archive names no image');
-        config = configFromDocker(JSON.parse(await readFile(join(unpacked, entry.Config), 'utf8')) as DockerImageConfig);
-        for (const [index, layer] of entry.Layers.entries()) {
-          progress({ phase: `applying layer ${index + 1}/${entry.Layers.length}`, fraction: index / entry.Layers.length });
-          await applyDockerLayer(dest, join(unpacked, layer));
-        }
-      } finally {
-        await removeTree(unpacked);
+    progress({ phase: 'unpacking the archive', fraction: 0 });
+    const archiveBudget = new ImportBudget(limit, 'the archive');
+    const stats = await extractFile({
+      file: options.tarPath,
+      root: unpacked,
+      what: 'the archive',
+      layer: false,
+      budget: archiveBudget,
+      progress: (fraction, bytes) => progress({ phase: `unpacking the archive: ${formatSize(bytes)} read`, fraction: fraction * 0.5 }),
+    });
+    let config: ImageConfig = DEFAULT_IMAGE_CONFIG;
+    const skipped = { special: stats.skippedSpecial, modes: stats.strippedModes };
+    if (await lstat(join(unpacked, 'manifest.json')).catch(() => null)) {
+      const save = await readDockerSave(unpacked);
+      config = save.config;
+      root = await store.stagingDir('import-root');
+      const imageBudget = new ImportBudget(limit, 'the image');
+      for (const [index, layer] of save.layers.entries()) {
+        const phase = `applying layer ${index + 1}/${save.layers.length}`;
+        const share = (fraction: number) => 0.5 + (0.45 * (index + fraction)) / save.layers.length;
+        progress({ phase, fraction: share(0) });
+        const layerStats = await extractFile({
+          file: layer.file,
+          root,
+          what: `layer ${posix.normalize(layer.name)}`,
+          layer: true,
+          budget: imageBudget,
+          progress: (fraction, bytes) => progress({ phase: `${phase}: ${formatSize(bytes)} read`, fraction: share(fraction) }),
+        });
+        skipped.special += layerStats.skippedSpecial;
+        skipped.modes += layerStats.strippedModes;
+        // Each layer's tar is read once; dropping it now keeps the peak disk use near one image.
+        await rm(layer.file, { force: true });
       }
-    } else {
-      progress({ phase: 'extracting rootfs', fraction: 0.1 });
-      await tarOk(['-xpf', options.tarPath, '-C', dest, '--numeric-owner'], 'extracting the rootfs');
+    } else if (stats.entries === 0) {
+      throw localError('invalid_input', 'the archive is empty');
     }
-    if (!existsSync(join(dest, 'bin/sh'))) {
-      throw localError('invalid_config', 'the image has no /bin/sh; sandboxes need a POSIX shell at /bin/sh');
+    if (!(await isFileInImage(root, 'bin/sh'))) {
+      throw localError('invalid_input', 'the image has no /bin/sh; sandboxes need a POSIX shell at /bin/sh');
     }
-    progress({ phase: 'storing layer', fraction: 0.9 });
-    return await storeSingleLayerImage(store, dest, options.name, config, 'import');
-  } catch (error) {
-    await removeTree(dest);
-    throw error;
+    const notes = [
+      skipped.special ? `${skipped.special} device node(s)/FIFO(s) left out` : '',
+      skipped.modes ? `setuid/setgid cleared on ${skipped.modes} file(s)` : '',
+    ].filter(Boolean);
+    progress({ phase: `storing the layer${notes.length ? ` (${notes.join('; ')})` : ''}`, fraction: 0.95 });
+    return await storeSingleLayerImage(store, root, options.name, config, 'import');
+  } finally {
+    // After a successful store `root` was renamed into the store; what is left here is staging.
+    await removeTree(unpacked);
+    if (root !== unpacked) await removeTree(root);
   }
 }
 
@@ -131,7 +161,12 @@ async function storeSingleLayerImage(
     parentId: null,
     createdAt: new Date().toISOString(),
   };
-  await store.writeImage(record);
+  try {
+    await store.writeImage(record);
+  } catch (error) {
+    await store.removeLayer(layer.id);
+    throw error;
+  }
   return store.toLocalImage(record);
 }
 

@@ -97,6 +97,12 @@ export class ImageStore {
     return record;
   }
 
+  /** Removes a layer no image names (one adopted for an image whose record could not be written). */
+  async removeLayer(id: string): Promise<void> {
+    await rm(join(this.layout.layers, `${id}.json`), { force: true });
+    await removeTree(this.layerDir(id));
+  }
+
   async updateLayer(record: LayerRecord): Promise<void> {
     if (await this.readLayer(record.id)) await writeJsonAtomic(join(this.layout.layers, `${record.id}.json`), record);
   }

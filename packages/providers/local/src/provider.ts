@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -29,13 +28,11 @@ import { listUpperChanges } from './changes.ts';
 import { LOCAL_RUNTIME_KNOBS, type LocalConfig, localConfigSchema } from './config.ts';
 import { localError, PROVIDER_ID } from './errors.ts';
 import { removeTree } from './fs-util.ts';
-import { exportImageArchive } from './image-export.ts';
-import { type BuildBaseOptions, buildDebianBase, importImage } from './image-import.ts';
 import { ImageStore } from './image-store.ts';
-import type { ImageRecord, LocalImage, ProgressListener } from './image-types.ts';
+import type { ImageRecord } from './image-types.ts';
 import { type InstanceRecord, Instances } from './instances.ts';
-import { dockerLayerTar, spoolWithDigest } from './layer-tar.ts';
 import { ensureLayout, type Layout, layoutOf, newId } from './layout.ts';
+import { createLocalImages, type LocalImageStoreApi } from './local-images.ts';
 import { mountsUnder, unmount } from './overlay.ts';
 import { processStartTime, run, shellQuote } from './proc.ts';
 import { ptyStream } from './pty.ts';
@@ -48,27 +45,17 @@ export interface LocalProviderOptions extends ProviderContext {
   maxLayers?: number | undefined;
 }
 
-/** The local image store (`provider.images`). */
-export interface LocalImageStoreApi {
-  list(): Promise<LocalImage[]>;
-  get(idOrName: string): Promise<LocalImage | null>;
-  /** Imports a rootfs tarball or a `docker save` archive as a one-layer image. */
-  importRootfs(tarPath: string, name: string, onProgress?: ProgressListener): Promise<LocalImage>;
-  /** `debootstrap --variant=minbase` of this machine's Debian release (or `options.release`). */
-  buildBase(distro: 'debian', options?: BuildBaseOptions, onProgress?: ProgressListener): Promise<LocalImage>;
-  /** The image as an archive `docker load` accepts. */
-  exportImage(idOrName: string): Promise<Readable>;
-  /** Removes the image and the layers nothing else references; `in_use` while a sandbox runs from it. */
-  remove(idOrName: string): Promise<void>;
-  /** Resolves when every layer digest of the image is known (captures compute theirs in the background). */
-  waitForDigests(idOrName: string): Promise<LocalImage>;
-}
-
 export interface LocalProvider extends SandboxProvider {
   readonly images: LocalImageStoreApi;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+
+/** What runs sandboxes: present only where cgroups work (see `availability()`). */
+interface Runtime {
+  cgroups: Cgroups;
+  instances: Instances;
+}
 
 async function commandExists(name: string): Promise<boolean> {
   return (await run('/bin/sh', ['-c', `command -v ${name}`])).code === 0;
@@ -82,11 +69,11 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   // Per data dir, so two installations on one host never reap each other's groups.
   const cgroupName = `sandcast-local-${createHash('sha256').update(layout.root).digest('hex').slice(0, 12)}`;
   const cgroups: Cgroups | null = detectCgroups(cgroupName);
-  const instances = cgroups ? new Instances(layout, cgroups, layout.seccomp) : null;
+  // Null when this machine has no usable cgroups: availability() then says why, and nothing runs.
+  const runtime: Runtime | null = cgroups ? { cgroups, instances: new Instances(layout, cgroups, layout.seccomp) } : null;
   const background = new Set<Promise<void>>();
-  const digests = new Map<string, { stop: () => void; done: Promise<void> }>();
   let availability: Promise<Availability> | null = null;
-  let ready: Promise<void> | null = null;
+  let ready: Promise<Runtime> | null = null;
 
   const checkAvailability = async (): Promise<Availability> => {
     if (process.platform !== 'linux') return { available: false, reason: 'the local provider needs Linux (namespaces and overlayfs)' };
@@ -116,9 +103,11 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     return availability;
   };
 
-  const init = async (): Promise<void> => {
+  const init = async (): Promise<Runtime> => {
     const available = await getAvailability();
     if (!available.available) throw localError('unavailable', available.reason);
+    const seccomp = compileSeccompFilter();
+    if (!runtime || !seccomp) throw localError('unavailable', 'the local provider has no cgroups or no seccomp profile here');
     await ensureLayout(layout);
     const holder = Number((await readFile(layout.lock, 'utf8').catch(() => '')).trim());
     if (holder && holder !== process.pid && (await processStartTime(holder)) !== null) {
@@ -128,40 +117,29 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       );
     }
     await writeFile(layout.lock, `${process.pid}\n`);
-    await writeFile(layout.seccomp, compileSeccompFilter()!);
-    const { live } = await instances!.recover();
+    await writeFile(layout.seccomp, seccomp);
+    const { live } = await runtime.instances.recover();
     for (const point of await mountsUnder(layout.tmp)) await unmount(point);
     for (const name of await readdir(layout.tmp).catch(() => [])) await removeTree(join(layout.tmp, name));
     await store.collectLayers(live.flatMap((r) => r.layers));
-    for (const record of await store.listRecords()) for (const id of record.layers) void scheduleDigest(id);
+    for (const record of await store.listRecords()) for (const id of record.layers) void images.scheduleDigest(id);
+    return runtime;
   };
 
-  const ensureReady = async (): Promise<Instances> => {
+  /** The runtime, once the layout exists and crash leftovers are gone; refuses when the provider cannot run here. */
+  const ensureReady = (): Promise<Runtime> => {
     ready ??= init().catch((error: unknown) => {
       ready = null;
       throw error;
     });
-    await ready;
-    return instances!;
+    return ready;
   };
 
-  const scheduleDigest = async (layerId: string): Promise<void> => {
-    const layer = await store.readLayer(layerId);
-    if (!layer || layer.digest || digests.has(layerId)) return;
-    // Captured upper dirs come from volatile overlays: flush the layer to disk before its digest
-    // is recorded, so a layer with a digest is a durable one.
-    await run('sync', ['-f', store.layerDir(layerId)]);
-    if (digests.has(layerId)) return;
-    const stream = dockerLayerTar(store.layerDir(layerId));
-    const done = spoolWithDigest(stream, null)
-      .then(async ({ digest }) => {
-        const current = await store.readLayer(layerId);
-        if (current && existsSync(store.layerDir(layerId))) await store.updateLayer({ ...current, digest });
-      })
-      .catch(() => undefined)
-      .finally(() => digests.delete(layerId));
-    digests.set(layerId, { stop: () => stream.destroy(), done });
-  };
+  const images = createLocalImages(store, {
+    ready: async () => void (await ensureReady()),
+    liveInstances: async () => (await ensureReady()).instances.listLive(),
+    tmpDir: layout.tmp,
+  });
 
   const parseConfig = (config: unknown): LocalConfig => {
     const parsed = localConfigSchema.safeParse(config);
@@ -186,11 +164,11 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     kind: InstanceRecord['kind'],
     params: { ownerId: string; environmentId: string; config: unknown; template: TemplateRef | null | undefined },
   ) => {
-    const sandboxes = await ensureReady();
+    const { instances } = await ensureReady();
     const config = parseConfig(params.config);
     const image = await imageFor(config, params.template);
     try {
-      return await sandboxes.start({
+      return await instances.start({
         id: newId(kind === 'setup' ? 'stp-' : 'sbx-'),
         kind,
         ownerId: params.ownerId,
@@ -205,15 +183,16 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   };
 
   const liveRecord = async (instanceId: string): Promise<InstanceRecord> => {
-    const record = await (await ensureReady()).live(instanceId);
+    const record = await (await ensureReady()).instances.live(instanceId);
     if (!record) throw localError('not_found', `sandbox ${instanceId} does not exist or has stopped; create a new one`);
     return record;
   };
 
   const inspect = async (instanceId: string): Promise<InstanceInfo> => {
-    const record = await (await ensureReady()).load(instanceId);
+    const { instances } = await ensureReady();
+    const record = await instances.load(instanceId);
     if (!record) return { status: 'missing' };
-    if (await instances!.isAlive(record)) return { status: 'running' };
+    if (await instances.isAlive(record)) return { status: 'running' };
     return { status: 'missing', detail: 'the sandbox init is gone (killed or the machine restarted)' };
   };
 
@@ -229,17 +208,18 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     },
   ): Promise<RawExecResult> => {
     if (request.command.length === 0) throw localError('invalid_config', 'exec needs a command');
+    const { cgroups, instances } = await ensureReady();
     const group = `x${newId()}`;
-    const procsFiles = await cgroups!.createChild(record.id, group);
+    const procsFiles = await cgroups.createChild(record.id, group);
     try {
-      const child = spawnInSandbox(instances!.spawnSpec(record, { ...request, procsFiles, newSession: true }));
+      const child = spawnInSandbox(instances.spawnSpec(record, { ...request, procsFiles, newSession: true }));
       return await awaitProcess(child, {
         stdin: request.stdin,
         timeoutMs: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-        killTree: () => cgroups!.kill(record.id, group, { reaped: true }),
+        killTree: () => cgroups.kill(record.id, group, { reaped: true }),
       });
     } finally {
-      await cgroups!.removeChild(record.id, group);
+      await cgroups.removeChild(record.id, group);
     }
   };
 
@@ -248,9 +228,16 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     command: string[],
     stdin: Readable | null,
   ): Promise<{ stdout: Readable; exit: Promise<RawExecResult> }> => {
+    const { cgroups, instances } = await ensureReady();
     const group = `x${newId()}`;
-    const procsFiles = await cgroups!.createChild(record.id, group);
-    const child = spawnInSandbox(instances!.spawnSpec(record, { command, procsFiles, newSession: true }));
+    const procsFiles = await cgroups.createChild(record.id, group);
+    const child = spawnInSandbox(instances.spawnSpec(record, { command, procsFiles, newSession: true }));
+    const { stdin: childStdin, stdout } = child;
+    if (!childStdin || !stdout) {
+      child.kill('SIGKILL');
+      await cgroups.removeChild(record.id, group);
+      throw localError('backend', 'the sandbox process was started without pipes');
+    }
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
@@ -258,71 +245,14 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     const exit = new Promise<RawExecResult>((resolve, reject) => {
       child.on('error', reject);
       child.on('close', (code) => {
-        void cgroups!.removeChild(record.id, group);
+        void cgroups.removeChild(record.id, group);
         resolve({ exitCode: code ?? 137, stdout: Buffer.alloc(0), stderr: Buffer.from(stderr), timedOut: false });
       });
     });
-    if (stdin) stdin.pipe(child.stdin!);
-    else child.stdin?.end();
-    child.stdin?.on('error', () => undefined);
-    return { stdout: child.stdout!, exit };
-  };
-
-  const removeImage = async (idOrName: string, missingOk: boolean): Promise<void> => {
-    const sandboxes = await ensureReady();
-    const image = await store.resolve(idOrName);
-    if (!image) {
-      if (missingOk) return;
-      throw localError('not_found', `no local image "${idOrName}"`);
-    }
-    const live = await sandboxes.listLive();
-    const users = live.filter((r) => r.imageId === image.id);
-    if (users.length > 0) {
-      throw localError(
-        'in_use',
-        `image ${image.name} is used by ${users.length} running sandbox(es) (${users.map((u) => u.id).join(', ')}); destroy them first`,
-      );
-    }
-    await store.deleteImageRecord(image.id);
-    const removed = await store.collectLayers(live.flatMap((r) => r.layers));
-    for (const id of removed) digests.get(id)?.stop();
-  };
-
-  const images: LocalImageStoreApi = {
-    list: async () => {
-      await ensureReady();
-      await store.ensureBuiltin();
-      return Promise.all((await store.listRecords()).map((r) => store.toLocalImage(r)));
-    },
-    get: async (idOrName) => {
-      await ensureReady();
-      const record = await store.resolve(idOrName);
-      return record ? store.toLocalImage(record) : null;
-    },
-    importRootfs: async (tarPath, name, onProgress) => {
-      await ensureReady();
-      return importImage(store, { tarPath, name, onProgress });
-    },
-    buildBase: async (distro, buildOptions, onProgress) => {
-      await ensureReady();
-      if (distro !== 'debian') throw localError('unsupported', `only debian bases can be built; import other systems as a rootfs tarball`);
-      return buildDebianBase(store, buildOptions ?? {}, onProgress);
-    },
-    exportImage: async (idOrName) => {
-      await ensureReady();
-      const record = await store.resolve(idOrName);
-      if (!record) throw localError('not_found', `no local image "${idOrName}"`);
-      return exportImageArchive(store, record, layout.tmp);
-    },
-    remove: (idOrName) => removeImage(idOrName, false),
-    waitForDigests: async (idOrName) => {
-      await ensureReady();
-      const record = await store.resolve(idOrName);
-      if (!record) throw localError('not_found', `no local image "${idOrName}"`);
-      for (const id of record.layers) await scheduleDigest(id);
-      await Promise.all(record.layers.map((id) => digests.get(id)?.done));
-      return store.toLocalImage(record);
-    },
+    if (stdin) stdin.pipe(childStdin);
+    else childStdin.end();
+    childStdin.on('error', () => undefined);
+    return { stdout, exit };
   };
 
   const provider: LocalProvider = {
@@ -331,8 +261,8 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     configSchema: localConfigSchema,
     capabilities: ON_HOST_PROVIDER_CAPABILITIES,
     runtimeKnobs: LOCAL_RUNTIME_KNOBS,
-    images,
-    baseImages: asBaseImageStore(images),
+    images: images.api,
+    baseImages: asBaseImageStore(images.api),
 
     availability: () => getAvailability(),
 
@@ -361,8 +291,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
 
     async openPty(instanceId: string, ptyOptions: PtyOptions): Promise<PtyStream> {
       const record = await liveRecord(instanceId);
+      const { cgroups, instances } = await ensureReady();
       const group = `x${newId()}`;
-      const procsFiles = await cgroups!.createChild(record.id, group);
+      const procsFiles = await cgroups.createChild(record.id, group);
       const command = ptyOptions.command ?? ['/bin/sh', '-c', 'if [ -x /bin/bash ]; then exec /bin/bash -l; else exec /bin/sh -l; fi'];
       const env = { TERM: 'xterm-256color', ...ptyOptions.env };
       // The outer terminal's session lives outside the sandbox's pid namespace, where a shell cannot
@@ -375,14 +306,14 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         'sh',
         quoted,
       ];
-      const line = sandboxCommandLine(instances!.spawnSpec(record, { command: wrapped, env, procsFiles, newSession: false }));
+      const line = sandboxCommandLine(instances.spawnSpec(record, { command: wrapped, env, procsFiles, newSession: false }));
       return ptyStream({
         file: line.file,
         args: line.args,
         env: line.env,
         cols: ptyOptions.cols,
         rows: ptyOptions.rows,
-        onClose: () => void cgroups!.kill(record.id, group).then(() => cgroups!.removeChild(record.id, group)),
+        onClose: () => void cgroups.kill(record.id, group).then(() => cgroups.removeChild(record.id, group)),
       });
     },
 
@@ -425,13 +356,13 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     },
 
     async destroy(instanceId: string): Promise<void> {
-      const sandboxes = await ensureReady();
+      const { instances: sandboxes } = await ensureReady();
       if (!/^(sbx|stp)-[0-9a-f]{16}$/.test(instanceId)) return;
       await sandboxes.teardown(instanceId);
     },
 
     async listInstances(): Promise<ManagedInstance[]> {
-      const sandboxes = await ensureReady();
+      const { instances: sandboxes } = await ensureReady();
       const records = await Promise.all((await sandboxes.ids()).map((id) => sandboxes.load(id)));
       return records
         .filter((r): r is InstanceRecord => r !== null)
@@ -452,10 +383,11 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
 
     async captureTemplate(request: CaptureRequest): Promise<TemplateRef> {
       const record = await liveRecord(request.leaseId);
+      const { instances } = await ensureReady();
       if (record.kind !== 'setup') throw localError('not_found', `${request.leaseId} is not a setup sandbox`);
       let captured: Awaited<ReturnType<typeof captureSetup>>;
       try {
-        captured = await captureSetup({ store, instances: instances!, record, maxLayers, onProgress: request.onProgress });
+        captured = await captureSetup({ store, instances, record, maxLayers, onProgress: request.onProgress });
       } catch (error) {
         throw localError(
           'capture_failed',
@@ -465,12 +397,12 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       } finally {
         // The setup is already stopped and unmounted: forget it now, remove its leftovers
         // (cgroups, work dirs) after the capture returns.
-        await rm(join(instances!.dir(record.id), 'instance.json'), { force: true });
-        const cleanup = instances!.teardown(record.id).catch(() => undefined);
+        await rm(join(instances.dir(record.id), 'instance.json'), { force: true });
+        const cleanup = instances.teardown(record.id).catch(() => undefined);
         background.add(cleanup);
         void cleanup.finally(() => background.delete(cleanup));
       }
-      void scheduleDigest(captured.layer.id);
+      void images.scheduleDigest(captured.layer.id);
       const local = await store.toLocalImage(captured.image);
       return {
         kind: 'image',
@@ -491,11 +423,11 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     },
 
     async deleteTemplate(template: TemplateRef): Promise<void> {
-      await removeImage(template.ref, true);
+      await images.removeTemplate(template.ref);
     },
 
     async listChanges(leaseId: string): Promise<FileChange[]> {
-      const sandboxes = await ensureReady();
+      const { instances: sandboxes } = await ensureReady();
       const record = await sandboxes.load(leaseId);
       if (!record) throw localError('not_found', `setup ${leaseId} does not exist`);
       const top = [...record.layers].reverse().map((id) => store.layerDir(id));
@@ -507,8 +439,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
 
     async close(): Promise<void> {
       await Promise.all(background);
-      for (const { stop } of digests.values()) stop();
-      await Promise.all([...digests.values()].map((d) => d.done));
+      await images.stopDigests();
       const holder = (await readFile(layout.lock, 'utf8').catch(() => '')).trim();
       if (holder === String(process.pid)) await writeFile(layout.lock, '');
       await cgroups?.removeRootIfEmpty();
