@@ -22,6 +22,7 @@ function advice(error: SandcastApiError): string {
       return 'turn the feature on';
     case 'not_found':
     case 'conflict':
+    case 'invalid_transition':
       return 'reload';
     case 'provider_unavailable':
     case 'provider_error':

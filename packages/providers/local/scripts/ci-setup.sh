@@ -1,5 +1,6 @@
 #!/bin/sh
-# Installs what the local provider's tests need on a Debian/Ubuntu CI runner. Idempotent.
+# Installs what the local provider needs (its tests and `scripts/start.sh` alike) on a Debian/Ubuntu
+# machine, and builds the sandbox init. Idempotent.
 # The tests run as root (overlay mounts, namespaces, cgroups): run vitest with sudo -E or as root.
 set -eu
 missing=""
@@ -7,6 +8,11 @@ command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
 command -v nsenter >/dev/null 2>&1 || missing="$missing util-linux"
 command -v mkfifo >/dev/null 2>&1 || missing="$missing coreutils"
 command -v script >/dev/null 2>&1 || missing="$missing bsdutils"
+command -v mkfs.ext4 >/dev/null 2>&1 || missing="$missing e2fsprogs"
+command -v losetup >/dev/null 2>&1 || missing="$missing mount"
+command -v gcc >/dev/null 2>&1 || missing="$missing gcc"
+# The sandbox init is linked statically (it runs in any image): it needs libc.a.
+[ -f /usr/include/stdio.h ] && ls /usr/lib/*/libc.a /usr/lib/libc.a >/dev/null 2>&1 || missing="$missing libc6-dev"
 if [ -n "$missing" ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -18,3 +24,5 @@ fi
 # as root without a user namespace, so nothing needs relaxing. Check overlayfs is there.
 grep -q overlay /proc/filesystems || ${SUDO:-} modprobe overlay || true
 bwrap --version
+# The sandbox's pid 1 (native/sandcast-init.c), built once per source change.
+sh "$(dirname "$0")/build-init.sh" >/dev/null

@@ -5,14 +5,18 @@ import type { ImageStore } from './image-store.ts';
 import type { ImageRecord, LayerRecord, ProgressListener } from './image-types.ts';
 import type { InstanceRecord, Instances } from './instances.ts';
 import { newId } from './layout.ts';
+import { runOk } from './proc.ts';
 import { squashLayers } from './squash.ts';
 
 /**
  * Freezes a setup sandbox into a new image. The setup's processes are stopped and its overlays
- * unmounted first, so the upper dir is consistent; the upper dir is then renamed into the layer
- * store (no copy) and the host-directory uppers are renamed into it at their paths. Order for
- * crash safety: layer directory, layer record, then the image record (temp file + rename). A
- * crash before the image record leaves an unreferenced layer, which the next start removes.
+ * unmounted first, so the upper dir is consistent; the host-directory uppers are renamed into the
+ * root upper at their paths (one filesystem: the instance's disk), and the result is copied off
+ * the instance's size-capped disk into a staging dir and renamed into the layer store, a plain
+ * directory (ADR 0007). Instances made before their own disk existed are renamed, not copied.
+ * Order for crash safety: layer directory, layer record, then the image record (temp file +
+ * rename). A crash before the image record leaves an unreferenced layer, which the next start
+ * removes.
  */
 export async function captureSetup(params: {
   store: ImageStore;
@@ -25,7 +29,7 @@ export async function captureSetup(params: {
   const progress = params.onProgress ?? (() => undefined);
   progress({ phase: 'stopping setup processes', fraction: 0 });
   await instances.stopProcesses(record);
-  await instances.unmountAll(record.id);
+  await instances.unmountOverlays(record.id);
 
   progress({ phase: 'freezing layer', fraction: 0.5 });
   const [root, ...hostUppers] = instances.upperDirs(record);
@@ -43,7 +47,14 @@ export async function captureSetup(params: {
       }
     }
   }
-  const layer = await store.adoptLayer(root!.dir);
+  let frozen = root!.dir;
+  if (record.diskMb) {
+    progress({ phase: 'copying the change off the sandbox disk', fraction: 0.6 });
+    frozen = await store.stagingDir('capture');
+    // -a keeps owners, modes, hard links, xattrs (overlay's opaque marks) and whiteout devices.
+    await runOk('cp', ['-a', '--', `${root!.dir}/.`, frozen]);
+  }
+  const layer = await store.adoptLayer(frozen);
   let layers = [...record.layers, layer.id];
   if (layers.length > params.maxLayers) {
     // Keep the base, fold everything captured above it into one layer.

@@ -1,13 +1,18 @@
-import { lstat, mkdir, readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { appendFile, lstat, mkdir, readdir, readFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
 import type { Cgroups } from './cgroups.ts';
 import type { LocalConfig } from './config.ts';
+import { mountInstanceDisk } from './disk.ts';
+import { localError } from './errors.ts';
 import { exists, removeTree } from './fs-util.ts';
 import type { ImageConfig, ImageRecord } from './image-types.ts';
 import { type Layout, writeJsonAtomic } from './layout.ts';
 import { mountOverlay, mountsUnder, unmount } from './overlay.ts';
 import { killQuietly, processStartTime, runOk, sleep } from './proc.ts';
-import { type SandboxSpawnSpec, startInit } from './runtime.ts';
+import { INIT_OOM_SCORE_ADJ, type SandboxSpawnSpec, startInit } from './runtime.ts';
+
+/** Sandbox processes' score when the init could not get -1000: above the init's 0 (raising needs no privilege). */
+const EXEC_OOM_SCORE_ADJ = 500;
 
 /** `instances/<id>/instance.json`: everything needed to reach, list and tear down a sandbox. */
 export interface InstanceRecord {
@@ -23,7 +28,20 @@ export interface InstanceRecord {
   config: LocalConfig;
   initPid: number;
   initStartTime: number;
+  /** The init's oom_score_adj as read back after start (-1000 unless the host lacks CAP_SYS_RESOURCE). */
+  initOomScoreAdj?: number | undefined;
+  /** Size of the instance's own filesystem holding its upper dirs; absent for instances made before it existed. */
+  diskMb?: number | undefined;
   createdAt: string;
+}
+
+/** What every instance's processes need from the provider. */
+export interface RuntimeFiles {
+  seccompPath: string;
+  /** The sandcast-init binary (known once availability was checked). */
+  initBinary: () => string;
+  /** Where failures that do not stop a sandbox from working are reported. */
+  warn: (message: string) => void;
 }
 
 const ID_PATTERN = /^(sbx|stp)-[0-9a-f]{16}$/;
@@ -39,17 +57,25 @@ export class Instances {
   constructor(
     private readonly layout: Layout,
     private readonly cgroups: Cgroups,
-    private readonly seccompPath: string,
+    private readonly runtime: RuntimeFiles,
   ) {}
+
+  private warnedOom = false;
 
   dir(id: string): string {
     return join(this.layout.instances, id);
   }
 
-  upperDirs(record: Pick<InstanceRecord, 'id' | 'hostDirs'>): Array<{ sandboxPath: string; dir: string }> {
+  /** The directory holding upper and work dirs: the instance's own disk, or (older instances) its dir. */
+  private writable(record: Pick<InstanceRecord, 'id' | 'diskMb'>): string {
+    return record.diskMb ? join(this.dir(record.id), 'disk') : this.dir(record.id);
+  }
+
+  upperDirs(record: Pick<InstanceRecord, 'id' | 'hostDirs' | 'diskMb'>): Array<{ sandboxPath: string; dir: string }> {
+    const base = this.writable(record);
     return [
-      { sandboxPath: '/', dir: join(this.dir(record.id), 'upper') },
-      ...record.hostDirs.map((hostDir) => ({ sandboxPath: hostDir, dir: join(this.dir(record.id), 'host', hostDirKey(hostDir), 'upper') })),
+      { sandboxPath: '/', dir: join(base, 'upper') },
+      ...record.hostDirs.map((hostDir) => ({ sandboxPath: hostDir, dir: join(base, 'host', hostDirKey(hostDir), 'upper') })),
     ];
   }
 
@@ -64,6 +90,12 @@ export class Instances {
 
   async isAlive(record: InstanceRecord): Promise<boolean> {
     return (await processStartTime(record.initPid)) === record.initStartTime;
+  }
+
+  /** Why a recorded instance is not running: its init is gone, with the init's last words. */
+  async initGone(record: InstanceRecord): Promise<string> {
+    const log = (await readFile(join(this.dir(record.id), 'init.log'), 'utf8').catch(() => '')).trim().split('\n').at(-1);
+    return `its init (pid ${record.initPid}) is gone (killed, or the machine restarted)${log ? `; init.log: ${log.slice(0, 300)}` : ''}`;
   }
 
   /** The record of a live instance, or null (unknown, torn down, or its init is gone). */
@@ -84,17 +116,20 @@ export class Instances {
     const { id, image, config } = params;
     const dir = this.dir(id);
     const rootfs = join(dir, 'rootfs');
+    const disk = join(dir, 'disk');
     try {
       await mkdir(dir);
-      await Promise.all(['upper', 'work', 'rootfs'].map((sub) => mkdir(join(dir, sub))));
-      for (const hostDir of image.hostDirs) {
-        await mkdir(join(dir, 'host', hostDirKey(hostDir), 'upper'), { recursive: true });
-        await mkdir(join(dir, 'host', hostDirKey(hostDir), 'work'), { recursive: true });
-      }
-      const lower = [...image.layers].reverse();
+      await mkdir(rootfs);
       const fifo = runOk('mkfifo', ['-m', '600', join(dir, 'hold')]);
       const cgroup = this.cgroups.createSandbox(id, config).then(() => this.cgroups.createChild(id, 'init'));
-      await mountOverlay({ lower, upper: join(dir, 'upper'), work: join(dir, 'work'), target: rootfs, cwd: params.layersDir });
+      await mountInstanceDisk({ file: join(dir, 'disk.img'), mountPoint: disk, sizeMb: config.diskMb });
+      await Promise.all(['upper', 'work'].map((sub) => mkdir(join(disk, sub))));
+      for (const hostDir of image.hostDirs) {
+        await mkdir(join(disk, 'host', hostDirKey(hostDir), 'upper'), { recursive: true });
+        await mkdir(join(disk, 'host', hostDirKey(hostDir), 'work'), { recursive: true });
+      }
+      const lower = [...image.layers].reverse();
+      await mountOverlay({ lower, upper: join(disk, 'upper'), work: join(disk, 'work'), target: rootfs, cwd: params.layersDir });
       for (const hostDir of image.hostDirs) {
         const key = hostDirKey(hostDir);
         const rel = hostDir.replace(/^\/+/, '');
@@ -102,26 +137,37 @@ export class Instances {
         for (const layer of lower) if (await exists(join(params.layersDir, layer, rel))) layered.push(`${layer}/${rel}`);
         await mountOverlay({
           lower: [...layered, hostDir],
-          upper: join(dir, 'host', key, 'upper'),
-          work: join(dir, 'host', key, 'work'),
+          upper: join(disk, 'host', key, 'upper'),
+          work: join(disk, 'host', key, 'work'),
           target: join(rootfs, rel),
           cwd: params.layersDir,
         });
       }
       await ensureDirInside(rootfs, config.workdir);
       const [procsFiles] = await Promise.all([cgroup, fifo]);
-      const { initPid } = await startInit({
+      const init = await startInit({
         rootfs,
         network: config.network,
-        seccompPath: this.seccompPath,
+        seccompPath: this.runtime.seccompPath,
+        initBinary: this.runtime.initBinary(),
         procsFiles,
         env: { PATH: image.config.env.PATH ?? '/usr/bin:/bin' },
         cwd: '/',
         holdFifo: join(dir, 'hold'),
         logFile: join(dir, 'init.log'),
       });
+      const { initPid } = init;
       const initStartTime = await processStartTime(initPid);
       if (initStartTime === null) throw new Error(`the sandbox init exited at once; see ${join(dir, 'init.log')}`);
+      if (init.oomError) {
+        await appendFile(join(dir, 'init.log'), `${init.oomError}\n`);
+        if (!this.warnedOom) {
+          this.warnedOom = true;
+          this.runtime.warn(
+            `${init.oomError}; sandbox processes run with oom_score_adj ${EXEC_OOM_SCORE_ADJ} so the OOM killer picks them before the init`,
+          );
+        }
+      }
       const record: InstanceRecord = {
         id,
         kind: params.kind,
@@ -134,6 +180,8 @@ export class Instances {
         config,
         initPid,
         initStartTime,
+        initOomScoreAdj: init.oomScoreAdj,
+        diskMb: config.diskMb,
         createdAt: new Date().toISOString(),
       };
       await writeJsonAtomic(join(dir, 'instance.json'), record);
@@ -157,11 +205,13 @@ export class Instances {
     return {
       rootfs: join(this.dir(record.id), 'rootfs'),
       network: record.config.network,
-      seccompPath: this.seccompPath,
+      seccompPath: this.runtime.seccompPath,
       procsFiles: options.procsFiles,
       env: { HOME: '/root', HOSTNAME: 'sandbox', ...record.imageConfig.env, ...record.config.env, ...options.env },
-      cwd: options.cwd ?? record.config.workdir,
+      cwd: sandboxPath(options.cwd ?? record.config.workdir),
+      oomScoreAdj: record.initOomScoreAdj === INIT_OOM_SCORE_ADJ ? null : EXEC_OOM_SCORE_ADJ,
       initPid: record.initPid,
+      initStartTime: record.initStartTime,
       command: options.command,
       newSession: options.newSession,
     };
@@ -176,6 +226,11 @@ export class Instances {
 
   async unmountAll(id: string): Promise<void> {
     for (const point of await mountsUnder(this.dir(id))) await unmount(point);
+  }
+
+  /** Unmounts the rootfs overlays, leaving the instance's disk (its upper dirs) mounted. */
+  async unmountOverlays(id: string): Promise<void> {
+    for (const point of await mountsUnder(join(this.dir(id), 'rootfs'))) await unmount(point);
   }
 
   /** Removes processes, cgroups, mounts and files of an instance; fine for half-created or unknown ones. */
@@ -217,10 +272,19 @@ export class Instances {
   }
 }
 
-/** mkdir -p inside a rootfs without following the rootfs's own symlinks onto the host. */
+/**
+ * A path as the sandbox resolves it: absolute, `.` and `..` folded at its own root, so nothing
+ * built from it on the host can leave the rootfs. NUL cannot be passed to a process: refused.
+ */
+export function sandboxPath(path: string): string {
+  if (path.includes('\0')) throw localError('invalid_config', 'a sandbox path may not contain NUL bytes');
+  return posix.resolve('/', path);
+}
+
+/** mkdir -p inside a rootfs without following the rootfs's own symlinks onto the host, nor `..` out of it. */
 async function ensureDirInside(rootfs: string, path: string): Promise<void> {
   let current = rootfs;
-  for (const part of path.split('/').filter(Boolean)) {
+  for (const part of sandboxPath(path).split('/').filter(Boolean)) {
     current = join(current, part);
     const stat = await lstat(current).catch(() => null);
     if (!stat) await mkdir(current, { mode: 0o755 });

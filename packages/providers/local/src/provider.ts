@@ -33,6 +33,7 @@ import type { ImageRecord } from './image-types.ts';
 import { type InstanceRecord, Instances } from './instances.ts';
 import { ensureLayout, type Layout, layoutOf, newId } from './layout.ts';
 import { createLocalImages, type LocalImageStoreApi } from './local-images.ts';
+import { ensureInitBinary } from './native-init.ts';
 import { mountsUnder, unmount } from './overlay.ts';
 import { processStartTime, run, shellQuote } from './proc.ts';
 import { ptyStream } from './pty.ts';
@@ -43,6 +44,8 @@ import { compileSeccompFilter } from './seccomp.ts';
 export interface LocalProviderOptions extends ProviderContext {
   /** Layers an image may have before a capture squashes everything above its base. Default 16. */
   maxLayers?: number | undefined;
+  /** Where faults that do not stop sandboxes are reported (an unprotected init). Default: `process.emitWarning`. */
+  onWarning?: ((message: string) => void) | undefined;
 }
 
 export interface LocalProvider extends SandboxProvider {
@@ -69,8 +72,23 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   // Per data dir, so two installations on one host never reap each other's groups.
   const cgroupName = `sandcast-local-${createHash('sha256').update(layout.root).digest('hex').slice(0, 12)}`;
   const cgroups: Cgroups | null = detectCgroups(cgroupName);
+  // Set by the availability check, which builds the init; nothing starts before it passed.
+  let initBinary: string | null = null;
+  const builtInit = (): string => {
+    if (!initBinary) throw localError('unavailable', 'the sandbox init is not built yet; the availability check builds it');
+    return initBinary;
+  };
   // Null when this machine has no usable cgroups: availability() then says why, and nothing runs.
-  const runtime: Runtime | null = cgroups ? { cgroups, instances: new Instances(layout, cgroups, layout.seccomp) } : null;
+  const runtime: Runtime | null = cgroups
+    ? {
+        cgroups,
+        instances: new Instances(layout, cgroups, {
+          seccompPath: layout.seccomp,
+          initBinary: builtInit,
+          warn: options.onWarning ?? ((message) => process.emitWarning(message, { code: 'SANDCAST_LOCAL_RUNTIME' })),
+        }),
+      }
+    : null;
   const background = new Set<Promise<void>>();
   let availability: Promise<Availability> | null = null;
   let ready: Promise<Runtime> | null = null;
@@ -95,6 +113,14 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       };
     if (!compileSeccompFilter())
       return { available: false, reason: `no seccomp profile for the ${process.arch} architecture; use x64 or arm64` };
+    if (!(await commandExists('mkfs.ext4')))
+      return {
+        available: false,
+        reason: 'mkfs.ext4 is missing (each sandbox gets a size-capped disk); install it with `apt-get install e2fsprogs`',
+      };
+    const init = await ensureInitBinary();
+    if ('error' in init) return { available: false, reason: init.error };
+    initBinary = init.path;
     return { available: true };
   };
 
@@ -193,7 +219,8 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     const record = await instances.load(instanceId);
     if (!record) return { status: 'missing' };
     if (await instances.isAlive(record)) return { status: 'running' };
-    return { status: 'missing', detail: 'the sandbox init is gone (killed or the machine restarted)' };
+    // The compute is gone for good (the conformance contract's `missing`; the server marks it lost).
+    return { status: 'missing', detail: `${await instances.initGone(record)}; destroy it and create a new one` };
   };
 
   /** Runs a command in its own child cgroup and removes the group (when empty) afterwards. */
@@ -281,6 +308,10 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     async exec(instanceId: string, request: ExecRequest): Promise<ExecResult> {
       const record = await liveRecord(instanceId);
       const result = await runIn(record, request);
+      // The init died while the command started or ran: its output is the runtime's, not the command's.
+      const { instances } = await ensureReady();
+      if (result.exitCode !== 0 && !(await instances.isAlive(record)))
+        throw localError('not_found', `sandbox ${instanceId} stopped: ${await instances.initGone(record)}; create a new one`);
       return {
         exitCode: result.exitCode,
         stdout: result.stdout.toString('utf8'),

@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync, statSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { shellQuote } from './proc.ts';
 
 /**
@@ -13,7 +16,7 @@ import { shellQuote } from './proc.ts';
  */
 
 /** What a root shell inside needs; no CAP_SYS_ADMIN, no CAP_MKNOD (no device cgroup guards /dev), no raw sockets. */
-const KEPT_CAPABILITIES = [
+export const KEPT_CAPABILITIES = [
   'CAP_CHOWN',
   'CAP_DAC_OVERRIDE',
   'CAP_FOWNER',
@@ -39,10 +42,59 @@ export interface SandboxProcessSpec {
   procsFiles: string[];
   env: Record<string, string>;
   cwd: string;
+  /**
+   * Written to the process's oom_score_adj before it starts (raising needs no privilege), or null.
+   * Set when the init could not be given -1000, so the OOM killer picks sandbox processes first.
+   */
+  oomScoreAdj?: number | null | undefined;
 }
 
+/**
+ * The OCI runtimes' default read-only paths (runc/containerd). The sandbox is root in the host's
+ * user namespace, so a writable /proc/sys would be the host's kernel settings (core_pattern runs
+ * a program as host root). bwrap covers these itself only when it is not privileged.
+ */
+export const READ_ONLY_PROC_PATHS = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'] as const;
+
+/** The OCI defaults' masked paths: files hidden behind /dev/null, directories behind an empty read-only tmpfs. */
+export const MASKED_PROC_PATHS = [
+  '/proc/acpi',
+  '/proc/asound',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/key-users',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/proc/scsi',
+] as const;
+
+/**
+ * bwrap arguments that make /proc safe after `--proc /proc`. Bind sources resolve in the host's
+ * mount namespace, so `--ro-bind /proc/sys /proc/sys` is the host proc's sys directory made
+ * read-only; what it shows still follows the reader's namespaces (its hostname, its network's
+ * sysctls). Paths this kernel does not have are skipped: bwrap cannot create files in proc.
+ */
+export function procProtectionArgs(exists: (path: string) => boolean = existsSync): string[] {
+  const args: string[] = [];
+  for (const path of READ_ONLY_PROC_PATHS) if (exists(path)) args.push('--ro-bind', path, path);
+  for (const path of MASKED_PROC_PATHS) {
+    if (!exists(path)) continue;
+    if (statSync(path).isDirectory()) args.push('--tmpfs', path, '--remount-ro', path);
+    else args.push('--ro-bind', '/dev/null', path);
+  }
+  return args;
+}
+
+let procArgs: string[] | null = null;
+
 function commonArgs(spec: SandboxProcessSpec): string[] {
-  const args = ['--bind', spec.rootfs, '/', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/dev/shm', '--cap-drop', 'ALL'];
+  procArgs ??= procProtectionArgs();
+  const args = ['--bind', spec.rootfs, '/', '--proc', '/proc', ...procArgs, '--dev', '/dev', '--tmpfs', '/dev/shm'];
+  // sysfs is never mounted; an image's own /sys is hidden so nothing can pose as it.
+  if (statSync(join(spec.rootfs, 'sys'), { throwIfNoEntry: false })?.isDirectory()) args.push('--tmpfs', '/sys', '--remount-ro', '/sys');
+  args.push('--cap-drop', 'ALL');
   for (const cap of KEPT_CAPABILITIES) args.push('--cap-add', cap);
   args.push('--seccomp', '4', '--clearenv');
   for (const [key, value] of Object.entries(spec.env)) args.push('--setenv', key, value);
@@ -50,65 +102,118 @@ function commonArgs(spec: SandboxProcessSpec): string[] {
   return args;
 }
 
-function prologue(procsFiles: string[]): string {
-  return procsFiles.map((file) => `echo $$ > ${shellQuote(file)} || exit 125`).join('; ');
+function prologue(spec: Pick<SandboxProcessSpec, 'procsFiles' | 'oomScoreAdj'>): string {
+  const steps = spec.procsFiles.map((file) => `echo $$ > ${shellQuote(file)} || exit 125`);
+  if (spec.oomScoreAdj !== null && spec.oomScoreAdj !== undefined)
+    steps.push(`echo ${Math.trunc(spec.oomScoreAdj)} > /proc/self/oom_score_adj || exit 125`);
+  return steps.join('; ');
 }
 
 /** Host environment for the helper processes (sh, nsenter, bwrap) themselves. */
 const HOST_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8' };
 
+/** Where the init binary is bound inside: /dev is bwrap's own tmpfs, so nothing lands in the rootfs. */
+const INIT_PATH = '/dev/.sandcast-init';
+/** The score that keeps the OOM killer off the init: its death ends the whole sandbox. */
+export const INIT_OOM_SCORE_ADJ = -1000;
+
 export interface StartedInit {
   /** Pid (on the host) of the sandbox's pid 1; its namespaces are the sandbox's. */
   initPid: number;
+  /** The init's oom_score_adj as read back after start. */
+  oomScoreAdj: number;
+  /** Why it is not INIT_OOM_SCORE_ADJ, when it is not. */
+  oomError: string | null;
 }
 
 /**
- * Starts the sandbox's init: a shell that blocks reading a FIFO only the host can write, so it
- * needs nothing from the image but /bin/sh. It is detached: sandboxes outlive the server process.
+ * Starts the sandbox's pid 1: sandcast-init (native/sandcast-init.c), a reaper that blocks on a
+ * FIFO only the host can write. bwrap runs it `--as-pid-1`, so no other process of bwrap's sits
+ * in the sandbox. It is detached: sandboxes outlive the server process. Resolves when the init
+ * reports ready — after bwrap finished setting up (hostname, mounts) — never before, so no exec
+ * can join half-built namespaces.
  */
-export function startInit(spec: SandboxProcessSpec & { holdFifo: string; logFile: string }): Promise<StartedInit> {
-  const bwrap = ['bwrap', '--unshare-pid', '--unshare-uts', '--unshare-ipc', '--unshare-cgroup', '--hostname', HOSTNAME];
+export function startInit(spec: SandboxProcessSpec & { holdFifo: string; logFile: string; initBinary: string }): Promise<StartedInit> {
+  const bwrap = ['bwrap', '--unshare-pid', '--as-pid-1', '--unshare-uts', '--unshare-ipc', '--unshare-cgroup', '--hostname', HOSTNAME];
   if (spec.network === 'none') bwrap.push('--unshare-net');
-  bwrap.push('--new-session', '--info-fd', '3', ...commonArgs(spec), '/bin/sh', '-c', 'read -r _; exit 0');
-  // The init must never be the OOM killer's choice: its death takes the whole sandbox down. Execs
-  // are not its children, so they keep the default score.
-  const script = `${prologue(spec.procsFiles)}; echo -1000 > /proc/self/oom_score_adj; exec ${bwrap.map(shellQuote).join(' ')} 4<${shellQuote(spec.seccompPath)} 0<>${shellQuote(spec.holdFifo)}`;
+  bwrap.push('--new-session', '--info-fd', '3', ...commonArgs(spec), '--ro-bind', spec.initBinary, INIT_PATH);
+  bwrap.push(INIT_PATH, String(INIT_OOM_SCORE_ADJ), '5');
+  const script = `${prologue(spec)}; exec ${bwrap.map(shellQuote).join(' ')} 4<${shellQuote(spec.seccompPath)} 0<>${shellQuote(spec.holdFifo)}`;
   const log = openSync(spec.logFile, 'a');
   return new Promise((resolve, reject) => {
     let child: ChildProcess;
     try {
-      child = spawn('/bin/sh', ['-c', script], { detached: true, env: HOST_ENV, stdio: ['ignore', log, log, 'pipe'] });
+      child = spawn('/bin/sh', ['-c', script], { detached: true, env: HOST_ENV, stdio: ['ignore', log, log, 'pipe', 'ignore', 'pipe'] });
     } finally {
       closeSync(log);
     }
-    const info = child.stdio[3] as NodeJS.ReadableStream & { destroy(): void };
-    let text = '';
+    // bwrap writes more than the pid to the info fd: the pipe is drained to its end, never closed
+    // early (a closed pipe killed bwrap with SIGPIPE before it had let the sandbox start).
+    const info = child.stdio[3] as Readable & { unref?: () => void };
+    const ready = (child.stdio as unknown as Readable[])[5]!;
+    let infoText = '';
+    let readyText = '';
     let settled = false;
-    const finish = (error: Error | null, pid?: number) => {
+    const finish = (error: Error | null) => {
       if (settled) return;
       settled = true;
-      info.destroy();
+      ready.destroy();
+      info.unref?.();
       child.unref();
-      if (error) reject(error);
-      else resolve({ initPid: pid! });
+      if (error) return reject(error);
+      const pid = Number(/"child-pid"\s*:\s*(\d+)/.exec(infoText)?.[1]);
+      const oom = /^ready oom_score_adj=(-?\d+) errno=(\d+)/.exec(readyText);
+      if (!pid || !oom)
+        return reject(new Error(`the sandbox init did not report itself (${JSON.stringify(readyText)}); see ${spec.logFile}`));
+      void verifyOomScore(pid, Number(oom[1]), Number(oom[2])).then((result) => resolve({ initPid: pid, ...result }), reject);
     };
     info.on('data', (chunk: Buffer) => {
-      text += chunk.toString('utf8');
-      const match = /"child-pid"\s*:\s*(\d+)/.exec(text);
-      if (match) finish(null, Number(match[1]));
+      infoText += chunk.toString('utf8');
     });
     info.on('error', () => undefined);
+    ready.on('data', (chunk: Buffer) => {
+      readyText += chunk.toString('utf8');
+      if (readyText.includes('\n')) finish(null);
+    });
+    ready.on('error', () => undefined);
     child.on('error', (error) => finish(error));
-    child.on('exit', (code) => finish(new Error(`the sandbox init exited (${code}) before it started; see ${spec.logFile}`)));
+    child.on('exit', (code) => finish(new Error(`the sandbox init exited (${code}) before it was ready; see ${spec.logFile}`)));
   });
+}
+
+/**
+ * The init cannot lower its own score (no CAP_SYS_RESOURCE inside); the host sets it on the
+ * init's pid and reads it back. A host without CAP_SYS_RESOURCE cannot either: the caller learns
+ * it from `oomError` and protects the init the other way round (see `oomScoreAdj` above).
+ */
+async function verifyOomScore(pid: number, held: number, initErrno: number): Promise<{ oomScoreAdj: number; oomError: string | null }> {
+  if (held === INIT_OOM_SCORE_ADJ) return { oomScoreAdj: held, oomError: null };
+  const file = `/proc/${pid}/oom_score_adj`;
+  let hostError: string | null = null;
+  try {
+    await writeFile(file, String(INIT_OOM_SCORE_ADJ));
+  } catch (error) {
+    hostError = (error as NodeJS.ErrnoException).code ?? String(error);
+  }
+  const now = Number((await readFile(file, 'utf8')).trim());
+  if (now === INIT_OOM_SCORE_ADJ) return { oomScoreAdj: now, oomError: null };
+  return {
+    oomScoreAdj: now,
+    oomError: `the init's oom_score_adj stays ${now}: inside it was refused (errno ${initErrno}), from the host too (${hostError ?? 'not applied'}); the server lacks CAP_SYS_RESOURCE`,
+  };
 }
 
 export interface SandboxSpawnSpec extends SandboxProcessSpec {
   initPid: number;
+  /** The init's start time: a pid the kernel gave to another process since is never joined. */
+  initStartTime: number;
   command: string[];
   /** false for PTYs: a new session would detach the terminal. */
   newSession: boolean;
 }
+
+/** What an exec prints (exit 125) when the sandbox's init is gone. */
+export const INIT_GONE = 'sandcast: the sandbox init is gone';
 
 /** The host command line (`/bin/sh -c …`) that runs `command` inside the sandbox of `initPid`. */
 export function sandboxCommandLine(spec: SandboxSpawnSpec): { file: string; args: string[]; env: Record<string, string> } {
@@ -118,7 +223,10 @@ export function sandboxCommandLine(spec: SandboxSpawnSpec): { file: string; args
   const bwrap = ['bwrap', '--pidns', '3', '--die-with-parent'];
   if (spec.newSession) bwrap.push('--new-session');
   bwrap.push(...commonArgs(spec));
-  const script = `${prologue(spec.procsFiles)}; exec ${[...nsenter, '--', ...bwrap].map(shellQuote).join(' ')} "$@" 3<${shellQuote(`/proc/${spec.initPid}/ns/pid`)} 4<${shellQuote(spec.seccompPath)}`;
+  // The pid namespace is opened first, then the init is checked to be the same process: a pid
+  // reused by a host process would otherwise hand over the host's namespaces (its hostname).
+  const check = `[ "$(cut -d ' ' -f 22 /proc/${spec.initPid}/stat 2>/dev/null)" = ${spec.initStartTime} ] || { echo ${shellQuote(INIT_GONE)} >&2; exit 125; }`;
+  const script = `${prologue(spec)}; exec 3<${shellQuote(`/proc/${spec.initPid}/ns/pid`)} 4<${shellQuote(spec.seccompPath)} || exit 125; ${check}; exec ${[...nsenter, '--', ...bwrap].map(shellQuote).join(' ')} "$@"`;
   return { file: '/bin/sh', args: ['-c', script, 'sandcast-exec', ...spec.command], env: HOST_ENV };
 }
 
