@@ -47,6 +47,8 @@ export function defaultEngineAddress(option: string | undefined, env: NodeJS.Pro
 /** A dockerode client per engine address, created on first use. */
 export class EnginePool {
   readonly defaultAddress: EngineAddress;
+  /** Per engine: whether its storage driver sizes a container's rootfs (`--storage-opt size=`). */
+  readonly storageOptSupported = new Map<string, boolean>();
   private readonly clients = new Map<string, Docker>();
   private readonly addresses = new Map<string, EngineAddress>();
 

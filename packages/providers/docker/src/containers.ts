@@ -4,6 +4,7 @@ import { ProviderError } from '@sandcast/provider-sdk';
 import type Docker from 'dockerode';
 import { DEFAULT_PIDS_LIMIT, type DockerConfig, WORKDIR } from './config.ts';
 import { type EnginePool, formatInstanceId, PROVIDER_ID, parseInstanceId, statusOf, toProviderError } from './connection.ts';
+import { DEFAULT_DISK_MB, diskHostConfig, diskStopReason, isStorageOptUnsupported } from './disk-limit.ts';
 import { containerLabels, type OwnerKind } from './labels.ts';
 
 /** A container resolved from an instance id, with the engine it lives on. */
@@ -12,13 +13,22 @@ export interface ContainerHandle {
   container: Docker.Container;
   engineUrl: string;
   instanceId: string;
+  /** Why the container was stopped, when Sandcast stopped it (its disk limit). */
+  stoppedReason?: (() => Promise<string | undefined>) | undefined;
 }
 
-export function handleFor(pool: EnginePool, instanceId: string): ContainerHandle {
+export function handleFor(pool: EnginePool, instanceId: string, knownReason?: (instanceId: string) => string | undefined): ContainerHandle {
   const { containerId, engineUrl } = parseInstanceId(instanceId);
   const url = engineUrl ?? pool.defaultAddress.url;
   const docker = pool.client(url);
-  return { docker, container: docker.getContainer(containerId), engineUrl: url, instanceId };
+  const container = docker.getContainer(containerId);
+  return {
+    docker,
+    container,
+    engineUrl: url,
+    instanceId,
+    stoppedReason: async () => knownReason?.(instanceId) ?? (await diskStopReason(container)),
+  };
 }
 
 /** Capabilities a sandbox never needs; Docker's default set minus these stays enough for apt and compilers. */
@@ -83,6 +93,7 @@ export async function createContainer(pool: EnginePool, request: CreateContainer
   const { config } = request;
   await resolveImage(docker, config, request.template, engineUrl);
   const memory = config.memoryMb === undefined ? undefined : config.memoryMb * 1024 * 1024;
+  const diskMb = config.diskMb ?? DEFAULT_DISK_MB;
   const options: Docker.ContainerCreateOptions = {
     name: `sandcast-${request.owner.kind}-${slug(request.owner.id, 48)}-${randomBytes(3).toString('hex')}`,
     Image: request.template?.ref ?? config.image,
@@ -93,7 +104,7 @@ export async function createContainer(pool: EnginePool, request: CreateContainer
     WorkingDir: WORKDIR,
     Hostname: 'sandbox',
     Env: Object.entries(config.env ?? {}).map(([key, value]) => `${key}=${value}`),
-    Labels: containerLabels(request.owner),
+    Labels: containerLabels({ ...request.owner, diskMb }),
     HostConfig: {
       Init: true,
       NetworkMode: config.network,
@@ -106,9 +117,20 @@ export async function createContainer(pool: EnginePool, request: CreateContainer
       RestartPolicy: { Name: 'no' },
     },
   };
+  const create = (storageOpt: boolean) =>
+    docker.createContainer({ ...options, HostConfig: { ...options.HostConfig, ...diskHostConfig(diskMb, storageOpt) } });
   let container: Docker.Container;
   try {
-    container = await docker.createContainer(options);
+    // Try a sized rootfs once per engine; overlay2 refuses it unless on xfs with pquota.
+    const known = pool.storageOptSupported.get(engineUrl);
+    try {
+      container = await create(known !== false);
+      if (known === undefined) pool.storageOptSupported.set(engineUrl, true);
+    } catch (error) {
+      if (known !== undefined || !isStorageOptUnsupported(error)) throw error;
+      pool.storageOptSupported.set(engineUrl, false);
+      container = await create(false);
+    }
   } catch (error) {
     throw toProviderError(error, { action: `create a container from ${config.image}`, engineUrl });
   }
@@ -122,8 +144,12 @@ export async function createContainer(pool: EnginePool, request: CreateContainer
 }
 
 /** The container's state in the contract's vocabulary; a container that is gone is `missing`. */
-export async function inspectContainer(pool: EnginePool, instanceId: string): Promise<InstanceInfo> {
-  const { container, engineUrl } = handleFor(pool, instanceId);
+export async function inspectContainer(
+  pool: EnginePool,
+  instanceId: string,
+  knownReason?: (instanceId: string) => string | undefined,
+): Promise<InstanceInfo> {
+  const { container, engineUrl, stoppedReason } = handleFor(pool, instanceId, knownReason);
   let info: Docker.ContainerInspectInfo;
   try {
     info = await container.inspect();
@@ -144,10 +170,13 @@ export async function inspectContainer(pool: EnginePool, instanceId: string): Pr
       return { status: 'stopped', detail: 'being removed' };
     case 'dead':
       return { status: 'failed', detail: state.Error || 'the container is dead' };
-    case 'exited':
+    case 'exited': {
+      const reason = state.ExitCode === 137 ? await stoppedReason?.() : undefined;
+      if (reason) return { status: 'failed', detail: reason };
       if (state.OOMKilled) return { status: 'failed', detail: 'killed for exceeding its memory limit' };
       if (state.Error) return { status: 'failed', detail: state.Error };
       return { status: 'stopped', detail: `exited with code ${state.ExitCode}` };
+    }
     default:
       return { status: 'failed', detail: `unknown container state ${state.Status}` };
   }

@@ -15,6 +15,7 @@ import { listChanges } from './changes.ts';
 import { DOCKER_RUNTIME_KNOBS, type DockerConfig, dockerConfigSchema } from './config.ts';
 import { defaultEngineAddress, EnginePool, engineMessage, PROVIDER_ID } from './connection.ts';
 import { createContainer, handleFor, inspectContainer, removeContainer } from './containers.ts';
+import { createDiskWatchdog, DEFAULT_DISK_CHECK_INTERVAL_MS } from './disk-limit.ts';
 import { runExec } from './exec.ts';
 import { exportWorkspace, importWorkspace, readFile, writeFile } from './files.ts';
 import { listManagedInstances } from './gc.ts';
@@ -28,6 +29,11 @@ export interface DockerProviderOptions extends ProviderContext {
   dockerHost?: string | undefined;
   /** Labels this installation's containers; default derived from the data directory. */
   installationId?: string | undefined;
+  /**
+   * How often the sandboxes' writable layers are measured against their disk limit (`diskMb`).
+   * Default 5000 ms. Each measurement walks every limited container's writable layer.
+   */
+  diskCheckIntervalMs?: number | undefined;
 }
 
 export const DOCKER_CAPABILITIES: ProviderCapabilities = {
@@ -62,7 +68,13 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
   const pool = new EnginePool(defaultEngineAddress(options.dockerHost));
   // Several installations may share one engine: each lists and collects only its own containers.
   const installation = options.installationId ?? createHash('sha256').update(path.resolve(options.dataDir)).digest('hex').slice(0, 16);
-  const handle = (instanceId: string) => handleFor(pool, instanceId);
+  const watchdog = createDiskWatchdog({
+    pool,
+    installation,
+    intervalMs: options.diskCheckIntervalMs ?? DEFAULT_DISK_CHECK_INTERVAL_MS,
+  });
+  watchdog.start();
+  const handle = (instanceId: string) => handleFor(pool, instanceId, watchdog.reasonFor);
 
   return {
     id: PROVIDER_ID,
@@ -96,7 +108,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
       return { instanceId };
     },
 
-    inspect: (instanceId) => inspectContainer(pool, instanceId),
+    inspect: (instanceId) => inspectContainer(pool, instanceId, watchdog.reasonFor),
     exec: (instanceId, request) => runExec(handle(instanceId), request),
     openPty: (instanceId, ptyOptions) => openPty(handle(instanceId), ptyOptions),
     readFile: (instanceId, path) => readFile(handle(instanceId), path),
@@ -120,14 +132,15 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
       });
       return { leaseId, connection: { type: 'pty' } };
     },
-    getInteractiveSetup: (leaseId) => inspectContainer(pool, leaseId),
+    getInteractiveSetup: (leaseId) => inspectContainer(pool, leaseId, watchdog.reasonFor),
     captureTemplate: (request) => captureImage(handle(request.leaseId), request),
     cancelInteractiveSetup: (leaseId) => removeContainer(pool, leaseId),
     deleteTemplate: (template) => deleteImage(pool, template),
     listChanges: (leaseId) => listChanges(handle(leaseId)),
 
     async close() {
-      // dockerode holds no connections between requests; nothing to release.
+      // dockerode holds no connections between requests; only the disk watchdog's timer to stop.
+      watchdog.stop();
     },
   };
 }

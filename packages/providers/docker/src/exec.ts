@@ -122,12 +122,15 @@ async function exitCodeOf(exec: Docker.Exec): Promise<number | null> {
 }
 
 /** Maps a failure to start an exec: a stopped container is a state the caller can act on. */
-export function execStartError(error: unknown, handle: ContainerHandle): ProviderError {
+export async function execStartError(error: unknown, handle: ContainerHandle): Promise<ProviderError> {
   if (statusOf(error) === 409) {
+    const reason = await handle.stoppedReason?.().catch(() => undefined);
     return new ProviderError({
       provider: PROVIDER_ID,
-      code: 'backend',
-      message: `sandbox container ${handle.instanceId.slice(0, 12)} is not running; recreate the sandbox`,
+      code: 'not_running',
+      message: reason
+        ? `sandbox container ${handle.instanceId.slice(0, 12)} was ${reason}`
+        : `sandbox container ${handle.instanceId.slice(0, 12)} is not running; recreate the sandbox`,
       cause: error,
     });
   }
@@ -158,7 +161,7 @@ export async function runExec(handle: ContainerHandle, request: ExecRequest): Pr
     });
     stream = (await exec.start({ hijack: true, stdin: hasStdin })) as NodeJS.ReadWriteStream;
   } catch (error) {
-    throw execStartError(error, handle);
+    throw await execStartError(error, handle);
   }
 
   const stdout = new OutputBuffer();

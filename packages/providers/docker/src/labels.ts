@@ -11,6 +11,8 @@ export const LABEL = {
   setup: 'sandcast.setup',
   environment: 'sandcast.environment',
   expiresAt: 'sandcast.expires-at',
+  /** The container's disk limit in MiB, which the disk watchdog holds it to. */
+  diskMb: 'sandcast.disk-mb',
   /** On captured images: the setup session the image was captured from. */
   capturedFrom: 'sandcast.captured-from',
   /**
@@ -28,6 +30,7 @@ export function containerLabels(owner: {
   environmentId: string;
   installation: string;
   expiresAt?: Date;
+  diskMb?: number;
 }): Record<string, string> {
   const labels: Record<string, string> = {
     [LABEL.managed]: 'true',
@@ -37,6 +40,7 @@ export function containerLabels(owner: {
     [owner.kind === 'sandbox' ? LABEL.sandbox : LABEL.setup]: owner.id,
   };
   if (owner.expiresAt) labels[LABEL.expiresAt] = owner.expiresAt.toISOString();
+  if (owner.diskMb !== undefined) labels[LABEL.diskMb] = String(owner.diskMb);
   return labels;
 }
 
@@ -54,6 +58,7 @@ export function imageLabels(capture: { setupSessionId: string; environmentId: st
     [LABEL.setup]: '',
     [LABEL.expiresAt]: '',
     [LABEL.installation]: '',
+    [LABEL.diskMb]: '',
     [LABEL.environment]: capture.environmentId,
     [LABEL.capturedFrom]: capture.setupSessionId,
   };

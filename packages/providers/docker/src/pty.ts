@@ -37,7 +37,7 @@ export async function openPty(handle: ContainerHandle, options: PtyOptions): Pro
     });
     socket = (await exec.start({ hijack: true, stdin: true, Tty: true })) as NodeJS.ReadWriteStream;
   } catch (error) {
-    throw execStartError(error, handle);
+    throw await execStartError(error, handle);
   }
 
   const dataListeners = new Set<DataListener>();
