@@ -45,7 +45,7 @@ describe('docker sandbox disk limit (diskMb)', () => {
     (
       (await testDocker()
         .getContainer(instanceId)
-        .inspect({ size: true } as never)) as { SizeRw?: number }
+        .inspect({ size: true } as never)) as unknown as { SizeRw?: number }
     ).SizeRw ?? 0;
 
   it('one file written past the limit fails at once (EFBIG) and stays at the limit', async (ctx) => {
