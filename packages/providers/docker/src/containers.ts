@@ -2,8 +2,18 @@ import { randomBytes } from 'node:crypto';
 import type { InstanceInfo, TemplateRef } from '@sandcast/provider-sdk';
 import { ProviderError } from '@sandcast/provider-sdk';
 import type Docker from 'dockerode';
+import type { CaptureGate } from './capture-gate.ts';
 import { DEFAULT_PIDS_LIMIT, type DockerConfig, WORKDIR } from './config.ts';
-import { type EnginePool, formatInstanceId, PROVIDER_ID, parseInstanceId, statusOf, toProviderError } from './connection.ts';
+import {
+  ENGINE_CALL_DEADLINE_MS,
+  type EnginePool,
+  formatInstanceId,
+  PROVIDER_ID,
+  parseInstanceId,
+  statusOf,
+  toProviderError,
+  withDeadline,
+} from './connection.ts';
 import { DEFAULT_DISK_MB, diskHostConfig, diskStopReason, isStorageOptUnsupported } from './disk-limit.ts';
 import { containerLabels, type OwnerKind } from './labels.ts';
 
@@ -15,9 +25,18 @@ export interface ContainerHandle {
   instanceId: string;
   /** Why the container was stopped, when Sandcast stopped it (its disk limit). */
   stoppedReason?: (() => Promise<string | undefined>) | undefined;
+  /** Keeps a capture's pause off execs that are still starting; absent in code that never captures. */
+  gate?: CaptureGate | undefined;
 }
 
-export function handleFor(pool: EnginePool, instanceId: string, knownReason?: (instanceId: string) => string | undefined): ContainerHandle {
+/** What the provider knows about its containers beyond the engine's answers. */
+export interface HandleContext {
+  knownReason?: ((instanceId: string) => string | undefined) | undefined;
+  gate?: CaptureGate | undefined;
+}
+
+export function handleFor(pool: EnginePool, instanceId: string, context: HandleContext = {}): ContainerHandle {
+  const { knownReason, gate } = context;
   const { containerId, engineUrl } = parseInstanceId(instanceId);
   const url = engineUrl ?? pool.defaultAddress.url;
   const docker = pool.client(url);
@@ -28,6 +47,7 @@ export function handleFor(pool: EnginePool, instanceId: string, knownReason?: (i
     engineUrl: url,
     instanceId,
     stoppedReason: async () => knownReason?.(instanceId) ?? (await diskStopReason(container)),
+    gate,
   };
 }
 
@@ -118,7 +138,14 @@ export async function createContainer(pool: EnginePool, request: CreateContainer
     },
   };
   const create = (storageOpt: boolean) =>
-    docker.createContainer({ ...options, HostConfig: { ...options.HostConfig, ...diskHostConfig(diskMb, storageOpt) } });
+    withDeadline(
+      docker.createContainer({ ...options, HostConfig: { ...options.HostConfig, ...diskHostConfig(diskMb, storageOpt) } }),
+      ENGINE_CALL_DEADLINE_MS,
+      {
+        action: 'create a sandbox container',
+        engineUrl,
+      },
+    );
   let container: Docker.Container;
   try {
     // Try a sized rootfs once per engine; overlay2 refuses it unless on xfs with pquota.
@@ -135,7 +162,7 @@ export async function createContainer(pool: EnginePool, request: CreateContainer
     throw toProviderError(error, { action: `create a container from ${config.image}`, engineUrl });
   }
   try {
-    await container.start();
+    await withDeadline(container.start(), ENGINE_CALL_DEADLINE_MS, { action: 'start a sandbox container', engineUrl });
   } catch (error) {
     await container.remove({ force: true, v: true }).catch(() => undefined);
     throw toProviderError(error, { action: `start the container from ${request.template?.ref ?? config.image}`, engineUrl });
@@ -144,15 +171,11 @@ export async function createContainer(pool: EnginePool, request: CreateContainer
 }
 
 /** The container's state in the contract's vocabulary; a container that is gone is `missing`. */
-export async function inspectContainer(
-  pool: EnginePool,
-  instanceId: string,
-  knownReason?: (instanceId: string) => string | undefined,
-): Promise<InstanceInfo> {
-  const { container, engineUrl, stoppedReason } = handleFor(pool, instanceId, knownReason);
+export async function inspectContainer(pool: EnginePool, instanceId: string, context: HandleContext = {}): Promise<InstanceInfo> {
+  const { container, engineUrl, stoppedReason } = handleFor(pool, instanceId, context);
   let info: Docker.ContainerInspectInfo;
   try {
-    info = await container.inspect();
+    info = await withDeadline(container.inspect(), ENGINE_CALL_DEADLINE_MS, { action: 'inspect a sandbox', engineUrl });
   } catch (error) {
     if (statusOf(error) === 404) return { status: 'missing' };
     throw toProviderError(error, { action: 'inspect a sandbox', engineUrl });
@@ -186,7 +209,10 @@ export async function inspectContainer(
 export async function removeContainer(pool: EnginePool, instanceId: string): Promise<void> {
   const { container, engineUrl } = handleFor(pool, instanceId);
   try {
-    await container.remove({ force: true, v: true });
+    await withDeadline(container.remove({ force: true, v: true }), ENGINE_CALL_DEADLINE_MS, {
+      action: 'remove a sandbox container',
+      engineUrl,
+    });
   } catch (error) {
     const status = statusOf(error);
     if (status === 404) return;

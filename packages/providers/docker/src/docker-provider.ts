@@ -11,6 +11,7 @@ import type {
 import { ProviderError } from '@sandcast/provider-sdk';
 import type { z } from 'zod';
 import { captureImage, deleteImage } from './capture.ts';
+import { CaptureGate } from './capture-gate.ts';
 import { listChanges } from './changes.ts';
 import { DOCKER_RUNTIME_KNOBS, type DockerConfig, dockerConfigSchema } from './config.ts';
 import { defaultEngineAddress, EnginePool, engineMessage, PROVIDER_ID } from './connection.ts';
@@ -18,7 +19,7 @@ import { createContainer, handleFor, inspectContainer, removeContainer } from '.
 import { createDiskWatchdog, DEFAULT_DISK_CHECK_INTERVAL_MS } from './disk-limit.ts';
 import { runExec } from './exec.ts';
 import { exportWorkspace, importWorkspace, readFile, writeFile } from './files.ts';
-import { listManagedInstances } from './gc.ts';
+import { listCapturedImages, listManagedInstances } from './gc.ts';
 import { openPty } from './pty.ts';
 
 export interface DockerProviderOptions extends ProviderContext {
@@ -74,7 +75,8 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     intervalMs: options.diskCheckIntervalMs ?? DEFAULT_DISK_CHECK_INTERVAL_MS,
   });
   watchdog.start();
-  const handle = (instanceId: string) => handleFor(pool, instanceId, watchdog.reasonFor);
+  const context = { knownReason: watchdog.reasonFor, gate: new CaptureGate() };
+  const handle = (instanceId: string) => handleFor(pool, instanceId, context);
 
   return {
     id: PROVIDER_ID,
@@ -108,7 +110,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
       return { instanceId };
     },
 
-    inspect: (instanceId) => inspectContainer(pool, instanceId, watchdog.reasonFor),
+    inspect: (instanceId) => inspectContainer(pool, instanceId, context),
     exec: (instanceId, request) => runExec(handle(instanceId), request),
     openPty: (instanceId, ptyOptions) => openPty(handle(instanceId), ptyOptions),
     readFile: (instanceId, path) => readFile(handle(instanceId), path),
@@ -117,6 +119,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     importWorkspace: (instanceId, tar, path) => importWorkspace(handle(instanceId), tar, path),
     destroy: (instanceId) => removeContainer(pool, instanceId),
     listInstances: () => listManagedInstances(pool, installation),
+    listCapturedTemplates: () => listCapturedImages(pool, installation),
 
     async startInteractiveSetup(request): Promise<SetupLease> {
       const leaseId = await createContainer(pool, {
@@ -132,8 +135,8 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
       });
       return { leaseId, connection: { type: 'pty' } };
     },
-    getInteractiveSetup: (leaseId) => inspectContainer(pool, leaseId, watchdog.reasonFor),
-    captureTemplate: (request) => captureImage(handle(request.leaseId), request),
+    getInteractiveSetup: (leaseId) => inspectContainer(pool, leaseId, context),
+    captureTemplate: (request) => captureImage(handle(request.leaseId), { ...request, installation }),
     cancelInteractiveSetup: (leaseId) => removeContainer(pool, leaseId),
     deleteTemplate: (template) => deleteImage(pool, template),
     listChanges: (leaseId) => listChanges(handle(leaseId)),

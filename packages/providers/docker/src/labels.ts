@@ -16,6 +16,11 @@ export const LABEL = {
   /** On captured images: the setup session the image was captured from. */
   capturedFrom: 'sandcast.captured-from',
   /**
+   * On captured images: the installation that captured it. Garbage collection removes an image of
+   * its own installation that no custom image references once its capture is over.
+   */
+  capturedBy: 'sandcast.captured-by',
+  /**
    * Which Sandcast installation created the container. Garbage collection lists only its own,
    * so two installations sharing one engine never remove each other's sandboxes.
    */
@@ -50,7 +55,7 @@ export function containerLabels(owner: {
  * overridden: a container an operator starts from a captured image by hand is not managed and
  * is never garbage-collected.
  */
-export function imageLabels(capture: { setupSessionId: string; environmentId: string }): Record<string, string> {
+export function imageLabels(capture: { setupSessionId: string; environmentId: string; installation: string }): Record<string, string> {
   return {
     [LABEL.managed]: 'false',
     [LABEL.kind]: 'template',
@@ -61,7 +66,18 @@ export function imageLabels(capture: { setupSessionId: string; environmentId: st
     [LABEL.diskMb]: '',
     [LABEL.environment]: capture.environmentId,
     [LABEL.capturedFrom]: capture.setupSessionId,
+    [LABEL.capturedBy]: capture.installation,
   };
+}
+
+/**
+ * The comment of a captured image. Labels are inherited by every container run from an image and
+ * every image committed from such a container; a comment is not. Garbage collection removes only
+ * images whose comment names their own `sandcast.captured-from`, so an image an operator commits
+ * from a container of a captured image is never taken for a capture.
+ */
+export function captureComment(setupSessionId: string): string {
+  return `Sandcast capture of setup session ${setupSessionId}`;
 }
 
 /** Who a labelled container belongs to, or null when its labels do not say. */
