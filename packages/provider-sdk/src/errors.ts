@@ -13,6 +13,8 @@ export const PROVIDER_ERROR_CODES = [
   'timeout',
   /** The artefact is still in use (a template a sandbox runs from, say). */
   'in_use',
+  /** The instance exists but no longer runs (it exited, or was stopped for passing a limit); recreate it. */
+  'not_running',
   /** Anything else the backend reported. */
   'backend',
   /** Input the caller supplied is malformed or unsafe (an image archive that escapes its directory, say). */

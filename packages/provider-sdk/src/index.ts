@@ -5,6 +5,7 @@ export type { ProviderErrorCode } from './errors.ts';
 export { isProviderError, PROVIDER_ERROR_CODES, ProviderError } from './errors.ts';
 export type {
   Availability,
+  CapturedTemplate,
   CaptureRequest,
   ChangeKind,
   CreatedSandbox,

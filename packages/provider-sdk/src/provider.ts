@@ -130,6 +130,20 @@ export interface ManagedInstance {
 }
 
 /**
+ * A template artefact a capture made, found when listing for garbage collection. The server
+ * removes it (deleteTemplate) once its setup session is over and no custom image refers to it:
+ * what is left when a server dies between the provider's capture and the promotion's record.
+ */
+export interface CapturedTemplate {
+  /** What deleteTemplate removes. */
+  template: TemplateRef;
+  /** Every reference a custom image may hold for it (names and digest). */
+  refs: string[];
+  /** The setup session whose capture made it. */
+  setupSessionId: string;
+}
+
+/**
  * The contract every sandbox backend implements (ARCHITECTURE §5). Operations whose capability
  * flag is false throw `ProviderError` with code `unsupported`.
  */
@@ -160,6 +174,8 @@ export interface SandboxProvider {
   destroy(instanceId: string): Promise<void>;
   /** Every resource this provider holds for Sandcast, for garbage collection. */
   listInstances(): Promise<ManagedInstance[]>;
+  /** Every template artefact this installation's captures made, for garbage collection (optional). */
+  listCapturedTemplates?(): Promise<CapturedTemplate[]>;
 
   startInteractiveSetup(request: StartSetupRequest): Promise<SetupLease>;
   getInteractiveSetup(leaseId: string): Promise<InstanceInfo>;

@@ -15,6 +15,7 @@ function fromProviderError(error: ProviderError): SandcastError {
     case 'unsupported':
       return new SandcastError('capability_unsupported', error.message, details);
     case 'in_use':
+    case 'not_running':
       return new SandcastError('conflict', error.message, details);
     case 'invalid_input':
       return new SandcastError('bad_request', error.message, details);

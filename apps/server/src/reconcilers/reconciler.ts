@@ -63,6 +63,37 @@ export function createReconciler(deps: {
         deps.log.warn({ err: error, provider: provider.id, ...instance }, 'could not remove an orphaned provider resource; will retry');
       }
     }
+    return removed + (await collectCaptures(provider));
+  };
+
+  /**
+   * Removes what a capture left that the database never recorded — a server that died between the
+   * provider's commit and the promotion — once its setup session is over. The session is read
+   * before the images: a promotion records both in one transaction, so a finished capture is
+   * never seen as neither running nor recorded. An image any custom image names is never removed.
+   */
+  const collectCaptures = async (provider: SandboxProvider): Promise<number> => {
+    if (!provider.listCapturedTemplates) return 0;
+    let removed = 0;
+    const captured = await withTimeout(provider.listCapturedTemplates(), PROVIDER_CALL_TIMEOUT_MS, `${provider.id} listCapturedTemplates`);
+    for (const capture of captured) {
+      const session = await deps.store.repos.setupSessions.get(capture.setupSessionId);
+      if (session && isActiveSetupSession(session.status)) continue;
+      if (await deps.store.repos.templates.isReferenced(provider.id, capture.refs)) continue;
+      try {
+        await withTimeout(provider.deleteTemplate(capture.template), PROVIDER_CALL_TIMEOUT_MS, `removing ${capture.template.ref}`);
+        removed++;
+        deps.log.info(
+          { provider: provider.id, ref: capture.template.ref, setupSessionId: capture.setupSessionId },
+          'removed a captured image no custom image records',
+        );
+      } catch (error) {
+        deps.log.warn(
+          { err: error, provider: provider.id, ref: capture.template.ref },
+          'could not remove an unrecorded captured image; will retry',
+        );
+      }
+    }
     return removed;
   };
 

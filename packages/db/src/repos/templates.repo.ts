@@ -5,7 +5,7 @@ import {
   type CustomImageTemplate,
   customImageMachine,
 } from '@sandcast/core';
-import { and, desc, eq, inArray, ne, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
 import { customImageTemplates as templates } from '../schema.ts';
@@ -178,6 +178,17 @@ export function createTemplatesRepo(db: Db) {
 
     async touchLastUsed(id: string): Promise<void> {
       await db.update(templates).set({ lastUsedAt: sql`now()` }).where(eq(templates.id, id));
+    },
+
+    /** Whether any custom image, in any status, names one of `refs` as its provider artefact or digest. */
+    async isReferenced(provider: string, refs: string[]): Promise<boolean> {
+      if (refs.length === 0) return false;
+      const rows = await db
+        .select({ id: templates.id })
+        .from(templates)
+        .where(and(eq(templates.provider, provider), or(inArray(templates.providerRef, refs), inArray(templates.digest, refs))))
+        .limit(1);
+      return rows.length > 0;
     },
 
     /** Images other than `exceptId` that still point at a provider artefact and may boot again. */

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import type { CaptureRequest, TemplateRef } from '@sandcast/provider-sdk';
 import { ProviderError } from '@sandcast/provider-sdk';
 import type Docker from 'dockerode';
-import { type EnginePool, PROVIDER_ID, statusOf, toProviderError } from './connection.ts';
+import { type EnginePool, PROVIDER_ID, statusOf, toProviderError, withDeadline } from './connection.ts';
 import type { ContainerHandle } from './containers.ts';
-import { imageLabels, LABEL } from './labels.ts';
+import { driveFreezer, type Freezer, findFreezer, freezerState } from './freezer.ts';
+import { captureComment, imageLabels, LABEL } from './labels.ts';
 
 /**
  * Throughput assumed when estimating commit progress. The engine reports nothing while it
@@ -48,13 +49,95 @@ interface CommitReply {
   Id: string;
 }
 
+/** Deadlines of a capture's engine calls; tests shorten them. */
+export interface CaptureDeadlines {
+  /** inspect, pause, unpause. */
+  callMs: number;
+  /** The commit itself, at least; a large writable layer gets more (see commitDeadlineMs). */
+  commitMinMs: number;
+  /** Reaching THAWED (or FROZEN) once the freezer is written. */
+  freezerMs: number;
+}
+
+export const DEFAULT_CAPTURE_DEADLINES: CaptureDeadlines = { callMs: 30_000, commitMinMs: 180_000, freezerMs: 5_000 };
+
+/** The commit's deadline: generous for the layer's size (20 MiB/s, far below a disk's speed). */
+export function commitDeadlineMs(changedBytes: number, deadlines: CaptureDeadlines): number {
+  return Math.max(deadlines.commitMinMs, Math.ceil(changedBytes / (20 * 1024 * 1024)) * 1_000);
+}
+
+const isLocalEngine = (engineUrl: string) => engineUrl.startsWith('unix://');
+
+/**
+ * Ends a capture's pause whatever state the engine is in (decision 0011). First the engine's own
+ * unpause, under a deadline. When that does not answer, or the cgroup is still frozen after it,
+ * the watchdog thaws the container through its cgroup freezer — which also lets a half-started
+ * exec finish and un-wedges the engine — and then brings the engine's view back in step (freeze
+ * again and let the engine unpause, so it records the container as running).
+ * Returns how the pause ended; throws only when the container may still be frozen.
+ */
+export async function releasePause(
+  handle: ContainerHandle,
+  freezer: Freezer | null,
+  deadlines: CaptureDeadlines = DEFAULT_CAPTURE_DEADLINES,
+): Promise<'unpaused' | 'thawed'> {
+  const { container, engineUrl } = handle;
+  let engineError: unknown = null;
+  try {
+    await withDeadline(container.unpause(), deadlines.callMs, { action: 'unpause the setup container after the commit', engineUrl });
+  } catch (error) {
+    engineError = error;
+  }
+  if (!freezer) {
+    // The engine says it is not paused (409): nothing is frozen.
+    if (engineError === null || statusOf(engineError) === 409) return 'unpaused';
+    throw new ProviderError({
+      provider: PROVIDER_ID,
+      code: 'timeout',
+      retryable: false,
+      message: `the setup container ${handle.instanceId.slice(0, 12)} may still be paused: ${(engineError as Error).message}; run \`docker unpause\` on it, or cancel the setup`,
+      cause: engineError,
+    });
+  }
+  if (engineError === null && (await freezerState(freezer)) === 'THAWED') return 'unpaused';
+  await driveFreezer(freezer, 'THAWED', deadlines.freezerMs);
+  // The engine answers again once the stuck exec could finish; make it record the container as running.
+  const info = await withDeadline(container.inspect(), deadlines.callMs, { action: 'inspect the setup container after a thaw', engineUrl });
+  if (info.State.Paused) {
+    await driveFreezer(freezer, 'FROZEN', deadlines.freezerMs);
+    try {
+      await withDeadline(container.unpause(), deadlines.callMs, { action: 'unpause the setup container after a thaw', engineUrl });
+    } finally {
+      // Whatever the engine did, the container must not stay frozen.
+      await driveFreezer(freezer, 'THAWED', deadlines.freezerMs);
+    }
+  }
+  return 'thawed';
+}
+
 /**
  * `docker commit` of a setup container into `sandcast/<environment>:<short-session-id>`. The
- * container is paused for the commit so the filesystem is consistent; its processes are not part
- * of the image. The image keeps the base image's entrypoint and command, so an operator can
- * `docker run` it like the base.
+ * container is paused for the commit so the filesystem is consistent (a file written while the
+ * engine reads the layer is otherwise torn, or fails the commit); its processes are not part of
+ * the image. No exec starts during the pause (the capture gate), and the pause always ends
+ * (releasePause). The image keeps the base image's entrypoint and command, so an operator can
+ * `docker run` it like the base. It is labelled with the installation and the setup session, so
+ * a capture the server never recorded is found and removed later (listCapturedImages).
  */
-export async function captureImage(handle: ContainerHandle, request: CaptureRequest): Promise<TemplateRef> {
+export async function captureImage(
+  handle: ContainerHandle,
+  request: CaptureRequest & { installation: string },
+  deadlines: CaptureDeadlines = DEFAULT_CAPTURE_DEADLINES,
+): Promise<TemplateRef> {
+  if (!handle.gate) return commitAndTag(handle, request, deadlines);
+  return handle.gate.capture(handle.container.id, () => commitAndTag(handle, request, deadlines));
+}
+
+async function commitAndTag(
+  handle: ContainerHandle,
+  request: CaptureRequest & { installation: string },
+  deadlines: CaptureDeadlines,
+): Promise<TemplateRef> {
   const { docker, container, engineUrl } = handle;
   const report = (phase: string, fraction?: number) => {
     try {
@@ -68,7 +151,7 @@ export async function captureImage(handle: ContainerHandle, request: CaptureRequ
   try {
     // `size` makes the engine measure the writable layer (SizeRw); the typings do not know it.
     const withSize = { size: true } as Docker.ContainerInspectOptions;
-    info = await container.inspect(withSize);
+    info = await withDeadline(container.inspect(withSize), deadlines.callMs, { action: 'inspect the setup container', engineUrl });
   } catch (error) {
     throw toProviderError(error, {
       action: 'capture the setup sandbox',
@@ -76,51 +159,92 @@ export async function captureImage(handle: ContainerHandle, request: CaptureRequ
       engineUrl,
     });
   }
+  if (!info.State.Running) {
+    const reason = await handle.stoppedReason?.().catch(() => undefined);
+    throw new ProviderError({
+      provider: PROVIDER_ID,
+      code: 'capture_failed',
+      message: `capture failed: the setup container is not running (${reason ?? (info.State.Paused ? 'it is paused' : `it exited with code ${info.State.ExitCode}`)}); start a new setup`,
+    });
+  }
   const changedBytes = info.SizeRw ?? 0;
   const source = await docker
     .getImage(info.Image)
     .inspect()
     .catch(() => null);
+  const freezer = isLocalEngine(engineUrl) ? await findFreezer(info.State.Pid, info.Id) : null;
 
   const estimateMs = Math.max(1_000, (changedBytes / ASSUMED_COMMIT_BYTES_PER_SECOND) * 1_000);
   const started = Date.now();
+  report('pausing', 0.03);
+  try {
+    await withDeadline(container.pause(), deadlines.callMs, { action: 'pause the setup container', engineUrl });
+  } catch (error) {
+    await releasePause(handle, freezer, deadlines).catch(() => undefined);
+    throw new ProviderError({
+      provider: PROVIDER_ID,
+      code: 'capture_failed',
+      retryable: true,
+      message: `capture failed: ${toProviderError(error, { action: 'pause the setup container', engineUrl }).message}`,
+      cause: error,
+    });
+  }
   report('committing', 0.05);
   const ticker = setInterval(
     () => report('committing', Math.min(0.9, 0.05 + (0.85 * (Date.now() - started)) / estimateMs)),
     PROGRESS_INTERVAL_MS,
   );
   let imageId: string;
+  let commitError: unknown = null;
   try {
     // dockerode sends the same object as query and body unless told apart.
-    const reply = (await container.commit({
-      _query: {
-        container: container.id,
-        // Not paused: on cgroup v1 hosts the engine's freeze for a commit was seen to stick
-        // (container FROZEN, every later call on it hanging). The operator has clicked Finished,
-        // so nothing should still be writing; a write racing the commit may be missed.
-        pause: false,
-        comment: `Sandcast capture of setup session ${request.setupSessionId}`,
-      },
-      _body: {
-        Labels: imageLabels(request),
-        Entrypoint: source?.Config?.Entrypoint ?? [],
-        Cmd: source?.Config?.Cmd ?? null,
-        Env: info.Config.Env,
-        WorkingDir: info.Config.WorkingDir,
-      },
-    })) as CommitReply;
+    const reply = (await withDeadline(
+      container.commit({
+        _query: {
+          container: container.id,
+          // Paused above, and thawed below whatever happens.
+          pause: false,
+          comment: captureComment(request.setupSessionId),
+        },
+        _body: {
+          Labels: imageLabels({ ...request, installation: request.installation }),
+          Entrypoint: source?.Config?.Entrypoint ?? [],
+          Cmd: source?.Config?.Cmd ?? null,
+          Env: info.Config.Env,
+          WorkingDir: info.Config.WorkingDir,
+        },
+      }),
+      commitDeadlineMs(changedBytes, deadlines),
+      { action: 'commit the setup container', engineUrl },
+    )) as CommitReply;
     imageId = reply.Id;
   } catch (error) {
-    const cause = toProviderError(error, { action: 'commit the setup sandbox', engineUrl });
+    commitError = error;
+    imageId = '';
+  } finally {
+    clearInterval(ticker);
+  }
+  report('resuming', 0.91);
+  try {
+    await releasePause(handle, freezer, deadlines);
+  } catch (error) {
+    // The image, if the commit made one, is left for garbage collection: it is labelled as a capture.
+    throw new ProviderError({
+      provider: PROVIDER_ID,
+      code: 'capture_failed',
+      message: `capture failed: ${(error as Error).message}`,
+      cause: error,
+    });
+  }
+  if (commitError !== null) {
+    const cause = toProviderError(commitError, { action: 'commit the setup sandbox', engineUrl });
     throw new ProviderError({
       provider: PROVIDER_ID,
       code: cause.code === 'not_found' ? 'not_found' : 'capture_failed',
       retryable: cause.retryable,
       message: `capture failed: ${cause.message}`,
-      cause: error,
+      cause: commitError,
     });
-  } finally {
-    clearInterval(ticker);
   }
 
   report('tagging', 0.92);

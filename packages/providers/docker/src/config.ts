@@ -21,6 +21,17 @@ export const dockerConfigSchema = z.strictObject({
   cpu: z.number().positive().max(256).optional(),
   /** Memory limit in MiB; swap is not added on top. Default: no limit. Runtime knob. */
   memoryMb: z.number().int().min(16).optional(),
+  /**
+   * Disk limit in MiB for what a sandbox writes on top of its image (its writable layer). Default
+   * 10240. One file past it fails at once (EFBIG); a sandbox whose writes add up past it is stopped
+   * within seconds, and says why (decision 0011). Runtime knob.
+   */
+  diskMb: z
+    .number()
+    .int()
+    .min(16)
+    .max(16 * 1024 * 1024)
+    .optional(),
   /** Maximum number of processes in a sandbox. Default 1024. Runtime knob. */
   pidsLimit: z.number().int().min(8).max(1_000_000).optional(),
   /** Container network. Default `none`: loopback only. `bridge` and `host` need an operator's decision. */
@@ -37,7 +48,7 @@ export const dockerConfigSchema = z.strictObject({
 export type DockerConfig = z.infer<typeof dockerConfigSchema>;
 
 /** Config fields that only tune the runtime; changing them keeps captured images valid. */
-export const DOCKER_RUNTIME_KNOBS = ['cpu', 'memoryMb', 'pidsLimit'] as const;
+export const DOCKER_RUNTIME_KNOBS = ['cpu', 'memoryMb', 'diskMb', 'pidsLimit'] as const;
 
 /** Default process limit: enough for compilers and test runners, low enough to stop a fork bomb. */
 export const DEFAULT_PIDS_LIMIT = 1024;

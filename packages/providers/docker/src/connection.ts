@@ -47,6 +47,9 @@ export function defaultEngineAddress(option: string | undefined, env: NodeJS.Pro
 /** A dockerode client per engine address, created on first use. */
 export class EnginePool {
   readonly defaultAddress: EngineAddress;
+  /** Per engine: whether its storage driver sizes a container's rootfs (`--storage-opt size=`). */
+  readonly storageOptSupported = new Map<string, boolean>();
+
   private readonly clients = new Map<string, Docker>();
   private readonly addresses = new Map<string, EngineAddress>();
 
@@ -169,3 +172,32 @@ export function toProviderError(error: unknown, context: { action: string; what?
     cause: error,
   });
 }
+
+/**
+ * Rejects with a `timeout` ProviderError when the engine has not answered `promise` within `ms`:
+ * a wedged engine must never hang the server. The timer never holds the process open.
+ */
+export function withDeadline<T>(promise: Promise<T>, ms: number, context: { action: string; engineUrl: string }): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new ProviderError({
+            provider: PROVIDER_ID,
+            code: 'timeout',
+            retryable: true,
+            message: `the Docker engine at ${context.engineUrl} did not ${context.action} within ${Math.round(ms / 1000)} s; check \`docker info\` and the engine's log`,
+          }),
+        ),
+      ms,
+    );
+    timer.unref();
+  });
+  // A late rejection after the deadline fired is not an unhandled one.
+  promise.catch(() => undefined);
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** How long a short engine call (inspect, pause, remove, exec start) may take. */
+export const ENGINE_CALL_DEADLINE_MS = 30_000;

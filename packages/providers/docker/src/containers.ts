@@ -2,8 +2,19 @@ import { randomBytes } from 'node:crypto';
 import type { InstanceInfo, TemplateRef } from '@sandcast/provider-sdk';
 import { ProviderError } from '@sandcast/provider-sdk';
 import type Docker from 'dockerode';
+import type { CaptureGate } from './capture-gate.ts';
 import { DEFAULT_PIDS_LIMIT, type DockerConfig, WORKDIR } from './config.ts';
-import { type EnginePool, formatInstanceId, PROVIDER_ID, parseInstanceId, statusOf, toProviderError } from './connection.ts';
+import {
+  ENGINE_CALL_DEADLINE_MS,
+  type EnginePool,
+  formatInstanceId,
+  PROVIDER_ID,
+  parseInstanceId,
+  statusOf,
+  toProviderError,
+  withDeadline,
+} from './connection.ts';
+import { DEFAULT_DISK_MB, diskHostConfig, diskStopReason, isStorageOptUnsupported } from './disk-limit.ts';
 import { containerLabels, type OwnerKind } from './labels.ts';
 
 /** A container resolved from an instance id, with the engine it lives on. */
@@ -12,13 +23,32 @@ export interface ContainerHandle {
   container: Docker.Container;
   engineUrl: string;
   instanceId: string;
+  /** Why the container was stopped, when Sandcast stopped it (its disk limit). */
+  stoppedReason?: (() => Promise<string | undefined>) | undefined;
+  /** Keeps a capture's pause off execs that are still starting; absent in code that never captures. */
+  gate?: CaptureGate | undefined;
 }
 
-export function handleFor(pool: EnginePool, instanceId: string): ContainerHandle {
+/** What the provider knows about its containers beyond the engine's answers. */
+export interface HandleContext {
+  knownReason?: ((instanceId: string) => string | undefined) | undefined;
+  gate?: CaptureGate | undefined;
+}
+
+export function handleFor(pool: EnginePool, instanceId: string, context: HandleContext = {}): ContainerHandle {
+  const { knownReason, gate } = context;
   const { containerId, engineUrl } = parseInstanceId(instanceId);
   const url = engineUrl ?? pool.defaultAddress.url;
   const docker = pool.client(url);
-  return { docker, container: docker.getContainer(containerId), engineUrl: url, instanceId };
+  const container = docker.getContainer(containerId);
+  return {
+    docker,
+    container,
+    engineUrl: url,
+    instanceId,
+    stoppedReason: async () => knownReason?.(instanceId) ?? (await diskStopReason(container)),
+    gate,
+  };
 }
 
 /** Capabilities a sandbox never needs; Docker's default set minus these stays enough for apt and compilers. */
@@ -83,6 +113,7 @@ export async function createContainer(pool: EnginePool, request: CreateContainer
   const { config } = request;
   await resolveImage(docker, config, request.template, engineUrl);
   const memory = config.memoryMb === undefined ? undefined : config.memoryMb * 1024 * 1024;
+  const diskMb = config.diskMb ?? DEFAULT_DISK_MB;
   const options: Docker.ContainerCreateOptions = {
     name: `sandcast-${request.owner.kind}-${slug(request.owner.id, 48)}-${randomBytes(3).toString('hex')}`,
     Image: request.template?.ref ?? config.image,
@@ -93,7 +124,7 @@ export async function createContainer(pool: EnginePool, request: CreateContainer
     WorkingDir: WORKDIR,
     Hostname: 'sandbox',
     Env: Object.entries(config.env ?? {}).map(([key, value]) => `${key}=${value}`),
-    Labels: containerLabels(request.owner),
+    Labels: containerLabels({ ...request.owner, diskMb }),
     HostConfig: {
       Init: true,
       NetworkMode: config.network,
@@ -106,14 +137,32 @@ export async function createContainer(pool: EnginePool, request: CreateContainer
       RestartPolicy: { Name: 'no' },
     },
   };
+  const create = (storageOpt: boolean) =>
+    withDeadline(
+      docker.createContainer({ ...options, HostConfig: { ...options.HostConfig, ...diskHostConfig(diskMb, storageOpt) } }),
+      ENGINE_CALL_DEADLINE_MS,
+      {
+        action: 'create a sandbox container',
+        engineUrl,
+      },
+    );
   let container: Docker.Container;
   try {
-    container = await docker.createContainer(options);
+    // Try a sized rootfs once per engine; overlay2 refuses it unless on xfs with pquota.
+    const known = pool.storageOptSupported.get(engineUrl);
+    try {
+      container = await create(known !== false);
+      if (known === undefined) pool.storageOptSupported.set(engineUrl, true);
+    } catch (error) {
+      if (known !== undefined || !isStorageOptUnsupported(error)) throw error;
+      pool.storageOptSupported.set(engineUrl, false);
+      container = await create(false);
+    }
   } catch (error) {
     throw toProviderError(error, { action: `create a container from ${config.image}`, engineUrl });
   }
   try {
-    await container.start();
+    await withDeadline(container.start(), ENGINE_CALL_DEADLINE_MS, { action: 'start a sandbox container', engineUrl });
   } catch (error) {
     await container.remove({ force: true, v: true }).catch(() => undefined);
     throw toProviderError(error, { action: `start the container from ${request.template?.ref ?? config.image}`, engineUrl });
@@ -122,11 +171,11 @@ export async function createContainer(pool: EnginePool, request: CreateContainer
 }
 
 /** The container's state in the contract's vocabulary; a container that is gone is `missing`. */
-export async function inspectContainer(pool: EnginePool, instanceId: string): Promise<InstanceInfo> {
-  const { container, engineUrl } = handleFor(pool, instanceId);
+export async function inspectContainer(pool: EnginePool, instanceId: string, context: HandleContext = {}): Promise<InstanceInfo> {
+  const { container, engineUrl, stoppedReason } = handleFor(pool, instanceId, context);
   let info: Docker.ContainerInspectInfo;
   try {
-    info = await container.inspect();
+    info = await withDeadline(container.inspect(), ENGINE_CALL_DEADLINE_MS, { action: 'inspect a sandbox', engineUrl });
   } catch (error) {
     if (statusOf(error) === 404) return { status: 'missing' };
     throw toProviderError(error, { action: 'inspect a sandbox', engineUrl });
@@ -144,10 +193,13 @@ export async function inspectContainer(pool: EnginePool, instanceId: string): Pr
       return { status: 'stopped', detail: 'being removed' };
     case 'dead':
       return { status: 'failed', detail: state.Error || 'the container is dead' };
-    case 'exited':
+    case 'exited': {
+      const reason = state.ExitCode === 137 ? await stoppedReason?.() : undefined;
+      if (reason) return { status: 'failed', detail: reason };
       if (state.OOMKilled) return { status: 'failed', detail: 'killed for exceeding its memory limit' };
       if (state.Error) return { status: 'failed', detail: state.Error };
       return { status: 'stopped', detail: `exited with code ${state.ExitCode}` };
+    }
     default:
       return { status: 'failed', detail: `unknown container state ${state.Status}` };
   }
@@ -157,7 +209,10 @@ export async function inspectContainer(pool: EnginePool, instanceId: string): Pr
 export async function removeContainer(pool: EnginePool, instanceId: string): Promise<void> {
   const { container, engineUrl } = handleFor(pool, instanceId);
   try {
-    await container.remove({ force: true, v: true });
+    await withDeadline(container.remove({ force: true, v: true }), ENGINE_CALL_DEADLINE_MS, {
+      action: 'remove a sandbox container',
+      engineUrl,
+    });
   } catch (error) {
     const status = statusOf(error);
     if (status === 404) return;

@@ -11,13 +11,15 @@ import type {
 import { ON_HOST_PROVIDER_CAPABILITIES, ProviderError } from '@sandcast/provider-sdk';
 import type { z } from 'zod';
 import { captureImage, deleteImage } from './capture.ts';
+import { CaptureGate } from './capture-gate.ts';
 import { listChanges } from './changes.ts';
 import { DOCKER_RUNTIME_KNOBS, type DockerConfig, dockerConfigSchema } from './config.ts';
 import { defaultEngineAddress, EnginePool, engineMessage, PROVIDER_ID } from './connection.ts';
 import { createContainer, handleFor, inspectContainer, removeContainer } from './containers.ts';
+import { createDiskWatchdog, DEFAULT_DISK_CHECK_INTERVAL_MS } from './disk-limit.ts';
 import { runExec } from './exec.ts';
 import { exportWorkspace, importWorkspace, readFile, writeFile } from './files.ts';
-import { listManagedInstances } from './gc.ts';
+import { listCapturedImages, listManagedInstances } from './gc.ts';
 import { openPty } from './pty.ts';
 
 export interface DockerProviderOptions extends ProviderContext {
@@ -28,6 +30,11 @@ export interface DockerProviderOptions extends ProviderContext {
   dockerHost?: string | undefined;
   /** Labels this installation's containers; default derived from the data directory. */
   installationId?: string | undefined;
+  /**
+   * How often the sandboxes' writable layers are measured against their disk limit (`diskMb`).
+   * Default 5000 ms. Each measurement walks every limited container's writable layer.
+   */
+  diskCheckIntervalMs?: number | undefined;
 }
 
 export const DOCKER_CAPABILITIES: Readonly<ProviderCapabilities> = ON_HOST_PROVIDER_CAPABILITIES;
@@ -52,7 +59,14 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
   const pool = new EnginePool(defaultEngineAddress(options.dockerHost));
   // Several installations may share one engine: each lists and collects only its own containers.
   const installation = options.installationId ?? createHash('sha256').update(path.resolve(options.dataDir)).digest('hex').slice(0, 16);
-  const handle = (instanceId: string) => handleFor(pool, instanceId);
+  const watchdog = createDiskWatchdog({
+    pool,
+    installation,
+    intervalMs: options.diskCheckIntervalMs ?? DEFAULT_DISK_CHECK_INTERVAL_MS,
+  });
+  watchdog.start();
+  const context = { knownReason: watchdog.reasonFor, gate: new CaptureGate() };
+  const handle = (instanceId: string) => handleFor(pool, instanceId, context);
 
   return {
     id: PROVIDER_ID,
@@ -86,7 +100,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
       return { instanceId };
     },
 
-    inspect: (instanceId) => inspectContainer(pool, instanceId),
+    inspect: (instanceId) => inspectContainer(pool, instanceId, context),
     exec: (instanceId, request) => runExec(handle(instanceId), request),
     openPty: (instanceId, ptyOptions) => openPty(handle(instanceId), ptyOptions),
     readFile: (instanceId, path) => readFile(handle(instanceId), path),
@@ -95,6 +109,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     importWorkspace: (instanceId, tar, path) => importWorkspace(handle(instanceId), tar, path),
     destroy: (instanceId) => removeContainer(pool, instanceId),
     listInstances: () => listManagedInstances(pool, installation),
+    listCapturedTemplates: () => listCapturedImages(pool, installation),
 
     async startInteractiveSetup(request): Promise<SetupLease> {
       const leaseId = await createContainer(pool, {
@@ -110,14 +125,15 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
       });
       return { leaseId, connection: { type: 'pty' } };
     },
-    getInteractiveSetup: (leaseId) => inspectContainer(pool, leaseId),
-    captureTemplate: (request) => captureImage(handle(request.leaseId), request),
+    getInteractiveSetup: (leaseId) => inspectContainer(pool, leaseId, context),
+    captureTemplate: (request) => captureImage(handle(request.leaseId), { ...request, installation }),
     cancelInteractiveSetup: (leaseId) => removeContainer(pool, leaseId),
     deleteTemplate: (template) => deleteImage(pool, template),
     listChanges: (leaseId) => listChanges(handle(leaseId)),
 
     async close() {
-      // dockerode holds no connections between requests; nothing to release.
+      // dockerode holds no connections between requests; only the disk watchdog's timer to stop.
+      watchdog.stop();
     },
   };
 }

@@ -2,7 +2,7 @@ import type { ExecRequest, ExecResult } from '@sandcast/provider-sdk';
 import { ProviderError } from '@sandcast/provider-sdk';
 import type Docker from 'dockerode';
 import { WORKDIR } from './config.ts';
-import { PROVIDER_ID, statusOf, toProviderError } from './connection.ts';
+import { ENGINE_CALL_DEADLINE_MS, PROVIDER_ID, statusOf, toProviderError, withDeadline } from './connection.ts';
 import type { ContainerHandle } from './containers.ts';
 
 export const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
@@ -97,6 +97,16 @@ class PidMarkerFilter {
 
 /** Kills a process group inside the container through a second exec. */
 export async function killProcessGroup(handle: ContainerHandle, pid: number, signal: 'KILL' | 'HUP' | 'TERM' = 'KILL'): Promise<void> {
+  // During a capture the container is frozen anyway; the kill is refused rather than raced with the pause.
+  const entry = handle.gate?.enter(handle.container.id);
+  try {
+    await startKill(handle, pid, signal);
+  } finally {
+    entry?.release();
+  }
+}
+
+async function startKill(handle: ContainerHandle, pid: number, signal: 'KILL' | 'HUP' | 'TERM'): Promise<void> {
   const exec = await handle.container.exec({
     // `-s SIG --` is the one spelling dash, bash and busybox all accept for a negative (group) pid.
     Cmd: ['/bin/sh', '-c', `kill -s ${signal} -- -${pid} 2>/dev/null || kill -s ${signal} ${pid} 2>/dev/null; true`],
@@ -122,12 +132,15 @@ async function exitCodeOf(exec: Docker.Exec): Promise<number | null> {
 }
 
 /** Maps a failure to start an exec: a stopped container is a state the caller can act on. */
-export function execStartError(error: unknown, handle: ContainerHandle): ProviderError {
+export async function execStartError(error: unknown, handle: ContainerHandle): Promise<ProviderError> {
   if (statusOf(error) === 409) {
+    const reason = await handle.stoppedReason?.().catch(() => undefined);
     return new ProviderError({
       provider: PROVIDER_ID,
-      code: 'backend',
-      message: `sandbox container ${handle.instanceId.slice(0, 12)} is not running; recreate the sandbox`,
+      code: 'not_running',
+      message: reason
+        ? `sandbox container ${handle.instanceId.slice(0, 12)} was ${reason}`
+        : `sandbox container ${handle.instanceId.slice(0, 12)} is not running; recreate the sandbox`,
       cause: error,
     });
   }
@@ -146,6 +159,7 @@ export async function runExec(handle: ContainerHandle, request: ExecRequest): Pr
   const hasStdin = request.stdin !== undefined;
   let exec: Docker.Exec;
   let stream: NodeJS.ReadWriteStream;
+  const entry = handle.gate?.enter(handle.container.id);
   try {
     exec = await handle.container.exec({
       Cmd: wrapCommand(request.command),
@@ -156,9 +170,14 @@ export async function runExec(handle: ContainerHandle, request: ExecRequest): Pr
       WorkingDir: request.cwd ?? WORKDIR,
       Env: Object.entries(request.env ?? {}).map(([key, value]) => `${key}=${value}`),
     });
-    stream = (await exec.start({ hijack: true, stdin: hasStdin })) as NodeJS.ReadWriteStream;
+    stream = (await withDeadline(exec.start({ hijack: true, stdin: hasStdin }), ENGINE_CALL_DEADLINE_MS, {
+      action: 'start a command',
+      engineUrl: handle.engineUrl,
+    })) as NodeJS.ReadWriteStream;
+    entry?.releaseWhenStarted(exec);
   } catch (error) {
-    throw execStartError(error, handle);
+    entry?.release();
+    throw await execStartError(error, handle);
   }
 
   const stdout = new OutputBuffer();

@@ -11,8 +11,15 @@ export const LABEL = {
   setup: 'sandcast.setup',
   environment: 'sandcast.environment',
   expiresAt: 'sandcast.expires-at',
+  /** The container's disk limit in MiB, which the disk watchdog holds it to. */
+  diskMb: 'sandcast.disk-mb',
   /** On captured images: the setup session the image was captured from. */
   capturedFrom: 'sandcast.captured-from',
+  /**
+   * On captured images: the installation that captured it. Garbage collection removes an image of
+   * its own installation that no custom image references once its capture is over.
+   */
+  capturedBy: 'sandcast.captured-by',
   /**
    * Which Sandcast installation created the container. Garbage collection lists only its own,
    * so two installations sharing one engine never remove each other's sandboxes.
@@ -28,6 +35,7 @@ export function containerLabels(owner: {
   environmentId: string;
   installation: string;
   expiresAt?: Date;
+  diskMb?: number;
 }): Record<string, string> {
   const labels: Record<string, string> = {
     [LABEL.managed]: 'true',
@@ -37,6 +45,7 @@ export function containerLabels(owner: {
     [owner.kind === 'sandbox' ? LABEL.sandbox : LABEL.setup]: owner.id,
   };
   if (owner.expiresAt) labels[LABEL.expiresAt] = owner.expiresAt.toISOString();
+  if (owner.diskMb !== undefined) labels[LABEL.diskMb] = String(owner.diskMb);
   return labels;
 }
 
@@ -46,7 +55,7 @@ export function containerLabels(owner: {
  * overridden: a container an operator starts from a captured image by hand is not managed and
  * is never garbage-collected.
  */
-export function imageLabels(capture: { setupSessionId: string; environmentId: string }): Record<string, string> {
+export function imageLabels(capture: { setupSessionId: string; environmentId: string; installation: string }): Record<string, string> {
   return {
     [LABEL.managed]: 'false',
     [LABEL.kind]: 'template',
@@ -54,9 +63,21 @@ export function imageLabels(capture: { setupSessionId: string; environmentId: st
     [LABEL.setup]: '',
     [LABEL.expiresAt]: '',
     [LABEL.installation]: '',
+    [LABEL.diskMb]: '',
     [LABEL.environment]: capture.environmentId,
     [LABEL.capturedFrom]: capture.setupSessionId,
+    [LABEL.capturedBy]: capture.installation,
   };
+}
+
+/**
+ * The comment of a captured image. Labels are inherited by every container run from an image and
+ * every image committed from such a container; a comment is not. Garbage collection removes only
+ * images whose comment names their own `sandcast.captured-from`, so an image an operator commits
+ * from a container of a captured image is never taken for a capture.
+ */
+export function captureComment(setupSessionId: string): string {
+  return `Sandcast capture of setup session ${setupSessionId}`;
 }
 
 /** Who a labelled container belongs to, or null when its labels do not say. */

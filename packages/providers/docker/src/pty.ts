@@ -1,6 +1,7 @@
 import type { Disposable, PtyOptions, PtyStream } from '@sandcast/provider-sdk';
 import type Docker from 'dockerode';
 import { WORKDIR } from './config.ts';
+import { ENGINE_CALL_DEADLINE_MS, withDeadline } from './connection.ts';
 import type { ContainerHandle } from './containers.ts';
 import { execStartError, killProcessGroup } from './exec.ts';
 
@@ -25,6 +26,7 @@ export async function openPty(handle: ContainerHandle, options: PtyOptions): Pro
   const command = options.command && options.command.length > 0 ? options.command : DEFAULT_PTY_COMMAND;
   let exec: Docker.Exec;
   let socket: NodeJS.ReadWriteStream;
+  const entry = handle.gate?.enter(handle.container.id);
   try {
     exec = await handle.container.exec({
       Cmd: ['/bin/sh', '-c', WRAPPER, 'sandcast-pty', ...command],
@@ -35,9 +37,14 @@ export async function openPty(handle: ContainerHandle, options: PtyOptions): Pro
       WorkingDir: WORKDIR,
       Env: ['TERM=xterm-256color', ...Object.entries(options.env ?? {}).map(([key, value]) => `${key}=${value}`)],
     });
-    socket = (await exec.start({ hijack: true, stdin: true, Tty: true })) as NodeJS.ReadWriteStream;
+    socket = (await withDeadline(exec.start({ hijack: true, stdin: true, Tty: true }), ENGINE_CALL_DEADLINE_MS, {
+      action: 'start a terminal',
+      engineUrl: handle.engineUrl,
+    })) as NodeJS.ReadWriteStream;
+    entry?.releaseWhenStarted(exec);
   } catch (error) {
-    throw execStartError(error, handle);
+    entry?.release();
+    throw await execStartError(error, handle);
   }
 
   const dataListeners = new Set<DataListener>();

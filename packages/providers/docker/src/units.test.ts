@@ -49,7 +49,7 @@ describe('docker provider units', () => {
     // A sandbox booted from a capture inherits the image's emptied setup label.
     expect(
       ownerOf({
-        ...imageLabels({ setupSessionId: 'u1', environmentId: 'e' }),
+        ...imageLabels({ setupSessionId: 'u1', environmentId: 'e', installation: 'i' }),
         'sandcast.managed': 'true',
         'sandcast.kind': 'sandbox',
         'sandcast.sandbox': 's2',
@@ -58,7 +58,7 @@ describe('docker provider units', () => {
       ownerKind: 'sandbox',
       ownerId: 's2',
     });
-    expect(ownerOf(imageLabels({ setupSessionId: 'u1', environmentId: 'e' }))).toBeNull();
+    expect(ownerOf(imageLabels({ setupSessionId: 'u1', environmentId: 'e', installation: 'i' }))).toBeNull();
     expect(ownerOf({ 'sandcast.sandbox': 's1' })).toBeNull();
   });
 
