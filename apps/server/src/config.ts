@@ -27,6 +27,8 @@ export interface ServerConfig {
   sshHost: string;
   /** SANDCAST_SSH_PORT, default 2222 (0 picks a free port); null (`off`) disables the SSH gateway. */
   sshPort: number | null;
+  /** SANDCAST_SSH_MAX_CHANNELS_PER_CONNECTION, default 4: shells and commands one SSH connection may hold open at once. */
+  sshMaxChannelsPerConnection: number;
   /** SANDCAST_TERMINAL_AUTH_TIMEOUT_SECONDS, default 10: how long a terminal socket may wait for its auth frame. */
   terminalAuthTimeoutMs: number;
   /** SANDCAST_UI_SESSION_HOURS, default 12: how long a web UI login lasts. */
@@ -71,6 +73,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     reconcileIntervalMs: positiveSeconds(env.SANDCAST_RECONCILE_INTERVAL_SECONDS, 'SANDCAST_RECONCILE_INTERVAL_SECONDS', 15) * 1000,
     sshHost: env.SANDCAST_SSH_HOST ?? '127.0.0.1',
     sshPort: sshPortOf(env.SANDCAST_SSH_PORT),
+    sshMaxChannelsPerConnection: positiveInteger(
+      env.SANDCAST_SSH_MAX_CHANNELS_PER_CONNECTION,
+      'SANDCAST_SSH_MAX_CHANNELS_PER_CONNECTION',
+      4,
+    ),
     terminalAuthTimeoutMs: positiveSeconds(env.SANDCAST_TERMINAL_AUTH_TIMEOUT_SECONDS, 'SANDCAST_TERMINAL_AUTH_TIMEOUT_SECONDS', 10) * 1000,
     uiSessionTtlMs: positiveSeconds(env.SANDCAST_UI_SESSION_HOURS, 'SANDCAST_UI_SESSION_HOURS', 12, 'hours') * 3_600_000,
     webDistDir: path.resolve(env.SANDCAST_WEB_DIST || DEFAULT_WEB_DIST),
@@ -123,5 +130,14 @@ function positiveBytes(raw: string | undefined, name: string, fallback: number):
   const value = match ? Number(match[1]) * 1024 ** power : Number.NaN;
   if (!Number.isSafeInteger(value) || value <= 0)
     throw new SandcastError('bad_request', `${name} must be a positive number of bytes, optionally with K, M, G or T (8G); got "${raw}"`);
+  return value;
+}
+
+function positiveInteger(raw: string | undefined, name: string, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 1000) {
+    throw new SandcastError('bad_request', `${name} must be a whole number from 1 to 1000; got "${raw}"`);
+  }
   return value;
 }

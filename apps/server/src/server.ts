@@ -67,6 +67,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         providers,
         events: services.setupSessions.events,
         log: app.log,
+        clock: options.clock,
+        maxChannelsPerConnection: config.sshMaxChannelsPerConnection,
       });
       sshGateway = gateway;
       services.sshEndpoint.address = await gateway.listen(config.sshHost, config.sshPort);

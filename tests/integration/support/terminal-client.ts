@@ -1,6 +1,7 @@
 import { openTerminal, type TerminalConnection } from '@sandcast/client';
 import type { TerminalSessionTokenAnswer } from '@sandcast/contracts';
 import WebSocket from 'ws';
+import { TextCollector } from './text-collector.ts';
 
 /** A raw socket that records every frame, for the refusal tests. */
 export interface RawTerminalSocket {
@@ -11,6 +12,8 @@ export interface RawTerminalSocket {
   sendJson(frame: unknown): void;
   /** The `{type:"error"}` message the server sent, if any. */
   error(): string | undefined;
+  /** Resolves on the first JSON frame of this type (already received or still to come); rejects if the socket closes first. */
+  frame(type: string): Promise<Record<string, unknown>>;
 }
 
 export function rawTerminalSocket(baseUrl: string, pathAndQuery: string): RawTerminalSocket {
@@ -18,7 +21,12 @@ export function rawTerminalSocket(baseUrl: string, pathAndQuery: string): RawTer
   url.protocol = 'ws:';
   const socket = new WebSocket(url);
   const frames: RawTerminalSocket['frames'] = [];
-  socket.on('message', (data: Buffer, isBinary) => frames.push(isBinary ? data : JSON.parse(data.toString())));
+  const frameListeners = new Set<() => void>();
+  socket.on('message', (data: Buffer, isBinary) => {
+    frames.push(isBinary ? data : JSON.parse(data.toString()));
+    for (const listener of [...frameListeners]) listener();
+  });
+  const findFrame = (type: string) => frames.find((f): f is Record<string, unknown> => !Buffer.isBuffer(f) && f.type === type);
   const opened = new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve());
     socket.once('error', reject);
@@ -33,15 +41,35 @@ export function rawTerminalSocket(baseUrl: string, pathAndQuery: string): RawTer
     opened,
     closed,
     sendJson: (frame) => socket.send(JSON.stringify(frame)),
-    error: () => frames.find((f): f is Record<string, unknown> => !Buffer.isBuffer(f) && f.type === 'error')?.message as string | undefined,
+    error: () => findFrame('error')?.message as string | undefined,
+    frame: (type) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const found = findFrame(type);
+          if (!found) return;
+          frameListeners.delete(check);
+          resolve(found);
+        };
+        frameListeners.add(check);
+        check();
+        closed.then(() => {
+          if (!frameListeners.has(check)) return;
+          frameListeners.delete(check);
+          reject(
+            new Error(`the socket closed without a ${type} frame; frames: ${JSON.stringify(frames.filter((f) => !Buffer.isBuffer(f)))}`),
+          );
+        });
+      }),
   };
 }
 
 /** An attached terminal with its output collected as text. */
 export interface TestTerminal {
   connection: TerminalConnection;
+  /** The `ready` frame the server sent (asserted: attaching fails without it). */
+  ready: Awaited<TerminalConnection['ready']>;
   output(): string;
-  /** Waits until the output (since `from`) matches; fails after `timeoutMs`. */
+  /** Resolves on the output (since `from`) that matches; fails after `timeoutMs`. */
   waitFor(pattern: RegExp | string, options?: { timeoutMs?: number; from?: number }): Promise<string>;
   type(text: string): void;
 }
@@ -51,30 +79,23 @@ export async function attachTerminal(
   token: TerminalSessionTokenAnswer,
   size = { cols: 100, rows: 30 },
 ): Promise<TestTerminal> {
-  let text = '';
-  const decoder = new TextDecoder();
+  const text = new TextCollector();
   const connection = openTerminal({
     baseUrl,
     token,
     ...size,
     WebSocket: WebSocket as never,
-    onOutput: (data) => {
-      text += decoder.decode(data, { stream: true });
-    },
+    onOutput: (data) => text.push(data),
   });
-  await connection.ready;
+  const ready = await connection.ready;
+  if (ready.type !== 'ready' || ready.terminalSessionId !== token.id) {
+    throw new Error(`expected a ready frame for ${token.id}, got ${JSON.stringify(ready)}`);
+  }
   return {
     connection,
-    output: () => text,
+    ready,
+    output: () => text.value,
     type: (input) => connection.input(input),
-    waitFor: async (pattern, options = {}) => {
-      const deadline = Date.now() + (options.timeoutMs ?? 10_000);
-      for (;;) {
-        const seen = text.slice(options.from ?? 0);
-        if (typeof pattern === 'string' ? seen.includes(pattern) : pattern.test(seen)) return seen;
-        if (Date.now() > deadline) throw new Error(`terminal output never matched ${pattern}; got: ${JSON.stringify(seen.slice(-2000))}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    },
+    waitFor: (pattern, options) => text.waitFor(pattern, options),
   };
 }

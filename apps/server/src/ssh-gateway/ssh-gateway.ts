@@ -5,18 +5,15 @@ import type { FastifyBaseLogger } from 'fastify';
 import ssh2 from 'ssh2';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import type { SetupEvents } from '../services/custom-images/setup-events.ts';
-import type { SetupSessionsService } from '../services/custom-images/setup-sessions.service.ts';
+import type { Clock, SetupSessionsService } from '../services/custom-images/setup-sessions.service.ts';
 import { requireRegisteredProvider } from '../services/environment-context.ts';
+import { bridgeChannel, EXEC_WRAPPER } from './channel-bridge.ts';
+import { connectionGuard, type Guard } from './connection-guard.ts';
 import type { GatewayCredentials } from './gateway-credentials.ts';
+import { LoginThrottle, type LoginThrottleOptions, sourceOf, type ThrottleVerdict } from './login-throttle.ts';
 
-/** Printed by the exec wrapper once the PTY is set up; everything before it is the wrapper's. */
-const EXEC_READY_MARKER = '\u001eSANDCAST-EXEC-READY\u001e';
-/**
- * Runs an exec request without a client PTY through the provider's PTY: no echo and no `\r\n`
- * translation, so output reads as a plain pipe would. Canonical mode stays on, so end of input
- * (Ctrl-D) still reaches the command. stdout and stderr arrive together on stdout.
- */
-const EXEC_WRAPPER = `stty -echo -onlcr 2>/dev/null; printf '${EXEC_READY_MARKER.replaceAll('\u001e', '\\036')}'; exec sh -c "$1"`;
+/** Session channels (shells, commands) one connection may have open at once, unless configured. */
+export const DEFAULT_MAX_CHANNELS_PER_CONNECTION = 4;
 
 export interface SshGateway {
   listen(host: string, port: number): Promise<{ host: string; port: number }>;
@@ -26,13 +23,42 @@ export interface SshGateway {
 
 interface Connection {
   client: ssh2.Connection;
+  source: string;
   setupSessionId: string | null;
+  /** Session channels open now (counted against the cap). */
+  channels: number;
+  /** An over-the-cap channel being answered with the refusal; at most one at a time. */
+  refusing: boolean;
+  closed: boolean;
+  guard: Guard;
+  end(): void;
+}
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+const backOffMessage = (source: string, verdict: Extract<ThrottleVerdict, { allowed: false }>) =>
+  `Sandcast: ${verdict.failures} failed logins from ${source}; logins from this address are refused for another ${seconds(verdict.retryAfterMs)} s. ` +
+  'Check the ssh command of your setup session (it changes with every session) and try again then.';
+
+/**
+ * The banner (SSH_MSG_USERAUTH_BANNER) is how an SSH server speaks to the user before login;
+ * OpenSSH prints it. ssh2 takes one banner for the whole server, so a per-connection one is set on
+ * the connection's protocol before the client asks for authentication. If a future ssh2 lays this
+ * out differently, the refusal simply comes without its explanation.
+ */
+function setBanner(client: ssh2.Connection, text: string): void {
+  const protocol = (client as unknown as { _protocol?: { _banner?: string } })._protocol;
+  if (protocol && '_banner' in protocol) protocol._banner = `${text}\r\n`;
 }
 
 /**
  * Sandcast's SSH server. The username is a setup session's credential (authentication method
  * `none`); once accepted, `shell` and `exec` requests are bridged to the setup sandbox's PTY through
  * the provider. Connections end when their setup session finishes, is cancelled or expires.
+ *
+ * Hostile clients are expected: failed logins back off exponentially per source address
+ * (LoginThrottle), a connection may hold at most `maxChannelsPerConnection` sessions, and every
+ * callback of a connection runs under a guard, so one connection's fault closes that connection
+ * and never the process.
  */
 export function createSshGateway(deps: {
   hostKey: string;
@@ -41,9 +67,16 @@ export function createSshGateway(deps: {
   providers: ProviderRegistry;
   events: SetupEvents;
   log: FastifyBaseLogger;
+  clock?: Clock | undefined;
+  /** Session channels (shells, commands) one connection may have open at once. Default 4. */
+  maxChannelsPerConnection?: number | undefined;
+  /** Back-off after failed logins; see LoginThrottle for the defaults. */
+  loginThrottle?: LoginThrottleOptions | undefined;
 }): SshGateway {
   const connections = new Set<Connection>();
   const log = deps.log.child({ component: 'ssh-gateway' });
+  const maxChannels = deps.maxChannelsPerConnection ?? DEFAULT_MAX_CHANNELS_PER_CONNECTION;
+  const throttle = new LoginThrottle({ clock: deps.clock, ...deps.loginThrottle });
 
   const sessionFor = async (credential: string) => {
     const setupSessionId = await deps.credentials.resolve(credential);
@@ -64,134 +97,205 @@ export function createSshGateway(deps: {
     });
   };
 
-  /**
-   * Bridges a channel to a PTY that is still being opened. The channel is accepted at once because
-   * clients send input and end-of-input right after the request, before the PTY exists; that is
-   * held and delivered when the PTY (and, for plain exec, its wrapper) is ready. A full channel
-   * pauses the PTY until it drains.
-   */
-  const serve = (channel: ssh2.ServerChannel, opening: Promise<PtyStream>, options: { stripUntilMarker: boolean }) => {
-    let pty: PtyStream | null = null;
-    let ready = false;
-    let closed = false;
-    let eofPending = false;
-    const held: Buffer[] = [];
-    channel.on('data', (input: Buffer) => {
-      if (pty && ready) pty.write(input);
-      else held.push(input);
+  const authenticate = async (connection: Connection, ctx: ssh2.AuthContext) => {
+    // Only the credential in the username is accepted; the method is always `none`.
+    if (ctx.method !== 'none') return ctx.reject(['none']);
+    const verdict = throttle.check(connection.source);
+    if (!verdict.allowed) {
+      // Refused unchecked: while a source backs off, no credential from it is even looked at.
+      log.info(
+        { source: connection.source, failures: verdict.failures, retryAfterMs: verdict.retryAfterMs },
+        'ssh login refused: back-off',
+      );
+      ctx.reject([]);
+      connection.end();
+      return;
+    }
+    let session: Awaited<ReturnType<typeof sessionFor>>;
+    try {
+      session = await sessionFor(ctx.username);
+    } catch (error) {
+      // Not the client's fault (the database is unreachable): refused, not counted.
+      log.warn({ err: error }, 'ssh authentication failed');
+      if (!connection.closed) ctx.reject([]);
+      return;
+    }
+    if (connection.closed) return;
+    if (!session) {
+      const state = throttle.failed(connection.source);
+      ctx.reject([]);
+      if (state.blockedUntil > 0) {
+        log.warn({ source: connection.source, failures: state.failures }, 'ssh logins failing from one source: backing off');
+        connection.end(); // the next connection is told why
+      }
+      return;
+    }
+    throttle.succeeded(connection.source);
+    connection.setupSessionId = session.id;
+    ctx.accept();
+  };
+
+  /** A session channel past the cap: accepted only to say why, then closed; a second one at once is turned away silently. */
+  const refuseSession = (connection: Connection, accept: () => ssh2.Session, reject: () => void) => {
+    if (connection.refusing) return reject();
+    connection.refusing = true;
+    const { guard } = connection;
+    const session = accept();
+    session.on('close', () => {
+      connection.refusing = false;
     });
-    // End of input: in canonical mode a ^D at the start of a line is end-of-file for the reader.
-    channel.on('end', () => {
-      if (!options.stripUntilMarker) return;
-      if (pty && ready) pty.write('\u0004');
-      else eofPending = true;
+    const refuse = guard('refused channel', (acceptRequest: (() => ssh2.ServerChannel | undefined) | undefined) => {
+      const channel = acceptRequest?.();
+      if (!channel) return;
+      channel.on('error', () => undefined);
+      channel.stderr.on('error', () => undefined);
+      channel.stderr.write(
+        `sandcast: this connection already has ${maxChannels} sessions open, the most one connection may hold ` +
+          '(SANDCAST_SSH_MAX_CHANNELS_PER_CONNECTION); close one, or open another connection\r\n',
+      );
+      channel.exit(1);
+      channel.end();
     });
-    channel.on('close', () => {
-      closed = true;
-      pty?.close();
-    });
-    opening.then(
-      (stream) => {
-        if (closed) return stream.close();
-        pty = stream;
-        const flush = () => {
-          ready = true;
-          for (const input of held.splice(0)) stream.write(input);
-          if (eofPending) stream.write('\u0004');
-        };
-        if (!options.stripUntilMarker) flush();
-        let head = '';
-        stream.onData((chunk) => {
-          let data = chunk;
-          if (!ready) {
-            head += chunk.toString('latin1');
-            const at = head.indexOf(EXEC_READY_MARKER);
-            if (at < 0) return;
-            data = Buffer.from(head.slice(at + EXEC_READY_MARKER.length), 'latin1');
-            head = '';
-            flush();
-            if (data.length === 0) return;
-          }
-          if (!channel.write(data)) {
-            stream.pause();
-            channel.once('drain', () => stream.resume());
-          }
-        });
-        stream.onExit(({ exitCode, signal }) => {
-          if (signal && exitCode === null) channel.exit(signal.replace(/^SIG/, ''), false, '');
-          else channel.exit(exitCode ?? 0);
-          channel.end();
-        });
-      },
-      (error: Error) => {
-        channel.stderr.write(`sandcast: ${error.message}\r\n`);
-        channel.exit(1);
-        channel.end();
-      },
+    session.on(
+      'pty',
+      guard('pty', (acceptRequest) => acceptRequest?.()),
+    );
+    session.on(
+      'env',
+      guard('env', (acceptRequest) => acceptRequest?.()),
+    );
+    session.on('shell', refuse);
+    session.on('exec', refuse);
+    session.on(
+      'subsystem',
+      guard('subsystem', (_accept, rejectRequest) => rejectRequest?.()),
     );
   };
 
-  const server = new ssh2.Server({ hostKeys: [deps.hostKey], ident: 'Sandcast' }, (client) => {
-    const connection: Connection = { client, setupSessionId: null };
-    connections.add(connection);
-    client.on('close', () => connections.delete(connection));
-    client.on('error', (error) => log.debug({ err: error }, 'ssh client error'));
-
-    client.on('authentication', (ctx) => {
-      // Only the credential in the username is accepted; the method is always `none`.
-      if (ctx.method !== 'none') return ctx.reject(['none']);
-      sessionFor(ctx.username).then(
-        (session) => {
-          if (!session) return ctx.reject([]);
-          connection.setupSessionId = session.id;
-          ctx.accept();
+  const openSession = (connection: Connection, accept: () => ssh2.Session, reject: () => void) => {
+    if (connection.channels >= maxChannels) return refuseSession(connection, accept, reject);
+    const { guard } = connection;
+    connection.channels++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      connection.channels--;
+    };
+    const session = accept();
+    session.on('close', release);
+    let pty: ssh2.PseudoTtyInfo | null = null;
+    let open: PtyStream | null = null;
+    let started = false;
+    session.on(
+      'pty',
+      guard('pty', (acceptRequest: (() => void) | undefined, _reject: unknown, info: ssh2.PseudoTtyInfo) => {
+        pty = info;
+        acceptRequest?.();
+      }),
+    );
+    session.on(
+      'window-change',
+      guard('window-change', (acceptRequest: (() => void) | undefined, _reject: unknown, info: ssh2.WindowChangeInfo) => {
+        open?.resize(info.cols, info.rows);
+        acceptRequest?.();
+      }),
+    );
+    session.on(
+      'env',
+      guard('env', (acceptRequest) => acceptRequest?.()),
+    );
+    const start = (
+      acceptRequest: () => ssh2.ServerChannel | undefined,
+      rejectRequest: (() => void) | undefined,
+      command: string[] | undefined,
+      stripUntilMarker: boolean,
+    ) => {
+      // One shell or command per session channel, as in OpenSSH.
+      if (started) return rejectRequest?.();
+      started = true;
+      const channel = acceptRequest();
+      if (!channel) return release();
+      channel.on('close', release);
+      const opening = openPty(connection, { cols: pty?.cols || 80, rows: pty?.rows || 24, term: pty?.term, command });
+      opening.then(
+        (stream) => {
+          open = stream;
         },
-        (error: unknown) => {
-          log.warn({ err: error }, 'ssh authentication failed');
-          ctx.reject([]);
-        },
+        (error: unknown) => log.warn({ err: error, setupSessionId: connection.setupSessionId }, 'could not open a PTY for an SSH request'),
       );
-    });
+      bridgeChannel(channel, opening, { stripUntilMarker, guard });
+    };
+    session.on(
+      'shell',
+      guard('shell', (acceptRequest: () => ssh2.ServerChannel | undefined, rejectRequest: (() => void) | undefined) =>
+        start(acceptRequest, rejectRequest, undefined, false),
+      ),
+    );
+    session.on(
+      'exec',
+      guard('exec', (acceptRequest: () => ssh2.ServerChannel | undefined, rejectRequest: (() => void) | undefined, info: ssh2.ExecInfo) => {
+        if (pty) start(acceptRequest, rejectRequest, ['sh', '-c', info.command], false);
+        else start(acceptRequest, rejectRequest, ['sh', '-c', EXEC_WRAPPER, 'sh', info.command], true);
+      }),
+    );
+    session.on(
+      'subsystem',
+      guard('subsystem', (_accept, rejectRequest) => rejectRequest?.()),
+    );
+  };
 
-    client.on('ready', () => {
-      client.on('session', (acceptSession) => {
-        const session = acceptSession();
-        let pty: ssh2.PseudoTtyInfo | null = null;
-        let open: PtyStream | null = null;
-        session.on('pty', (accept, _reject, info) => {
-          pty = info;
-          accept?.();
-        });
-        session.on('window-change', (accept, _reject, info) => {
-          open?.resize(info.cols, info.rows);
-          accept?.();
-        });
-        session.on('env', (accept) => accept?.());
-        const start = (accept: () => ssh2.ServerChannel | undefined, command: string[] | undefined, stripUntilMarker: boolean) => {
-          const channel = accept();
-          if (!channel) return;
-          const opening = openPty(connection, { cols: pty?.cols || 80, rows: pty?.rows || 24, term: pty?.term, command });
-          opening.then(
-            (stream) => {
-              open = stream;
-            },
-            (error: unknown) =>
-              log.warn({ err: error, setupSessionId: connection.setupSessionId }, 'could not open a PTY for an SSH request'),
-          );
-          serve(channel, opening, { stripUntilMarker });
-        };
-        session.on('shell', (accept) => start(accept, undefined, false));
-        session.on('exec', (accept, _reject, info) => {
-          if (pty) start(accept, ['sh', '-c', info.command], false);
-          else start(accept, ['sh', '-c', EXEC_WRAPPER, 'sh', info.command], true);
-        });
-        session.on('subsystem', (_accept, reject) => reject?.());
-      });
+  const server = new ssh2.Server({ hostKeys: [deps.hostKey], ident: 'Sandcast' }, (client, info) => {
+    const source = sourceOf(info.ip);
+    const end = () => {
+      try {
+        client.end();
+      } catch {
+        (client as unknown as { _sock?: { destroy(): void } })._sock?.destroy();
+      }
+    };
+    const connection: Connection = {
+      client,
+      source,
+      setupSessionId: null,
+      channels: 0,
+      refusing: false,
+      closed: false,
+      end,
+      guard: connectionGuard((error, what) => {
+        log.warn({ err: error, what, source, setupSessionId: connection.setupSessionId }, 'SSH connection fault; closing that connection');
+        end();
+      }),
+    };
+    const { guard } = connection;
+    connections.add(connection);
+    client.on('close', () => {
+      connection.closed = true;
+      connections.delete(connection);
     });
+    // Resets, timeouts and protocol errors of one client are its own business.
+    client.on('error', (error) => log.debug({ err: error, source }, 'ssh client error'));
+    const verdict = throttle.check(source);
+    if (!verdict.allowed) setBanner(client, backOffMessage(source, verdict));
+    client.on(
+      'authentication',
+      guard('authentication', (ctx: ssh2.AuthContext) => authenticate(connection, ctx)),
+    );
+    client.on(
+      'ready',
+      guard('ready', () => {
+        client.on(
+          'session',
+          guard('session', (accept: () => ssh2.Session, reject: () => void) => openSession(connection, accept, reject)),
+        );
+      }),
+    );
   });
+  // After listening, a server-level error (EMFILE on accept) is logged; it must not end the process.
+  const onServerError = (error: Error) => log.error({ err: error }, 'SSH gateway error');
 
   const endSession = (setupSessionId: string) => {
-    for (const connection of connections) if (connection.setupSessionId === setupSessionId) connection.client.end();
+    for (const connection of connections) if (connection.setupSessionId === setupSessionId) connection.end();
   };
   const unsubscribe = deps.events.onEnded((setupSessionId) => {
     endSession(setupSessionId);
@@ -213,6 +317,8 @@ export function createSshGateway(deps: {
           );
         });
         server.listen(port, host, () => {
+          server.removeAllListeners('error');
+          server.on('error', onServerError);
           const address = server.address() as AddressInfo;
           resolve({ host, port: address.port });
         });
@@ -220,7 +326,7 @@ export function createSshGateway(deps: {
     close: () =>
       new Promise<void>((resolve) => {
         unsubscribe();
-        for (const connection of connections) connection.client.end();
+        for (const connection of connections) connection.end();
         if (!server.listening) return resolve();
         server.close(() => resolve());
       }),

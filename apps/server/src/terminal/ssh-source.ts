@@ -95,6 +95,9 @@ function channelAsPty(client: ssh2.Client, channel: ssh2.ClientChannel): PtyStre
   };
   channel.on('close', finish);
   client.on('close', finish);
+  // A write racing the channel's close surfaces as an 'error'; unheard, it would end the server.
+  channel.on('error', finish);
+  channel.stderr.on('error', () => undefined);
   return {
     write: (data) => {
       if (!closed) channel.write(data);

@@ -95,21 +95,47 @@ export function createTerminalHub(deps: {
   const opening = new Map<string, Promise<Shell>>();
   let shuttingDown = false;
 
+  /**
+   * Runs `fn` for one viewer; if it throws (its socket broke in a way nobody foresaw), that viewer
+   * is dropped and the fault logged. The shell and its other viewers carry on.
+   */
+  const withViewer = <T>(shell: Shell, viewer: TerminalViewer, what: string, fn: () => T, fallback: T): T => {
+    try {
+      return fn();
+    } catch (error) {
+      deps.log.error({ err: error, setupSessionId: shell.setupSessionId, what }, 'a terminal viewer failed; detaching it');
+      shell.viewers.delete(viewer);
+      return fallback;
+    }
+  };
+  /** Runs a source operation; a throw (the PTY is already gone) is logged, never raised. */
+  const onSource = (shell: Shell, what: string, fn: () => void) => {
+    try {
+      fn();
+    } catch (error) {
+      deps.log.warn({ err: error, setupSessionId: shell.setupSessionId, what }, 'terminal source operation failed');
+    }
+  };
+
   const pressureCheck = (shell: Shell) => {
     if (shell.paused) return;
-    for (const viewer of shell.viewers) {
-      if (viewer.backlog() > BACKPRESSURE_HIGH_BYTES) {
+    for (const viewer of [...shell.viewers]) {
+      if (withViewer(shell, viewer, 'backlog', () => viewer.backlog(), 0) > BACKPRESSURE_HIGH_BYTES) {
         shell.paused = true;
-        shell.source.pause();
+        deps.log.debug({ setupSessionId: shell.setupSessionId }, 'terminal source paused: a socket is behind');
+        onSource(shell, 'pause', () => shell.source.pause());
         return;
       }
     }
   };
   const maybeResume = (shell: Shell) => {
     if (!shell.paused || shell.ended) return;
-    for (const viewer of shell.viewers) if (viewer.backlog() > BACKPRESSURE_LOW_BYTES) return;
+    for (const viewer of [...shell.viewers]) {
+      if (withViewer(shell, viewer, 'backlog', () => viewer.backlog(), 0) > BACKPRESSURE_LOW_BYTES) return;
+    }
     shell.paused = false;
-    shell.source.resume();
+    deps.log.debug({ setupSessionId: shell.setupSessionId }, 'terminal source resumed');
+    onSource(shell, 'resume', () => shell.source.resume());
   };
 
   const endShell = (shell: Shell, reason: TerminalCloseReason) => {
@@ -117,9 +143,9 @@ export function createTerminalHub(deps: {
     shell.ended = true;
     if (shell.expiryTimer) clearTimeout(shell.expiryTimer);
     shells.delete(shell.setupSessionId);
-    for (const viewer of shell.viewers) viewer.end(reason);
+    for (const viewer of [...shell.viewers]) withViewer(shell, viewer, 'end', () => viewer.end(reason), undefined);
     shell.viewers.clear();
-    shell.source.close();
+    onSource(shell, 'close', () => shell.source.close());
   };
 
   /** Expiry is applied lazily on reads; reading the session when it is due makes it end on time. */
@@ -188,7 +214,7 @@ export function createTerminalHub(deps: {
       };
       source.onData((chunk) => {
         shell.replay.push(chunk);
-        for (const viewer of shell.viewers) viewer.output(chunk);
+        for (const viewer of [...shell.viewers]) withViewer(shell, viewer, 'output', () => viewer.output(chunk), undefined);
         pressureCheck(shell);
       });
       // The shell exited (the operator typed `exit`), the SSH connection dropped, or the sandbox
@@ -228,12 +254,12 @@ export function createTerminalHub(deps: {
       }
       const replay = reattached ? shell.replay.snapshot() : Buffer.alloc(0);
       shell.viewers.add(viewer);
-      if (reattached) shell.source.resize(size.cols, size.rows);
+      if (reattached) onSource(shell, 'resize', () => shell.source.resize(size.cols, size.rows));
       return {
         reattached,
         replay,
-        write: (data) => shell.source.write(data),
-        resize: (cols, rows) => shell.source.resize(cols, rows),
+        write: (data) => onSource(shell, 'write', () => shell.source.write(data)),
+        resize: (cols, rows) => onSource(shell, 'resize', () => shell.source.resize(cols, rows)),
         drained: () => maybeResume(shell),
         detach: () => {
           shell.viewers.delete(viewer);

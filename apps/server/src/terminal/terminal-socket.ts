@@ -10,6 +10,7 @@ import {
 } from '@sandcast/contracts';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
+import { connectionGuard } from '../ssh-gateway/connection-guard.ts';
 import type { AttachedShell, TerminalHub, TerminalViewer } from './terminal-hub.ts';
 import { TerminalRefusal, type TerminalTokensService } from './terminal-tokens.service.ts';
 
@@ -101,7 +102,11 @@ export function handleTerminalSocket(
       unsent += length;
       socket.send(payload, { binary: !jsonOutput }, () => {
         unsent -= length;
-        attached?.drained();
+        try {
+          attached?.drained();
+        } catch (error) {
+          deps.log.error({ err: error, setupSessionId }, 'terminal resume failed');
+        }
       });
     },
     backlog: () => Math.max(unsent, socket.bufferedAmount),
@@ -174,7 +179,10 @@ export function handleTerminalSocket(
         return;
       }
       if (frame.type !== 'auth') return refuse(`the first frame must be {type:"auth", token}, not {type:"${frame.type}"}`);
-      void authenticate(frame.token);
+      authenticate(frame.token).catch((error: unknown) => {
+        deps.log.error({ err: error, setupSessionId }, 'terminal authentication fault; closing the socket');
+        socket.terminate();
+      });
       return;
     }
     if (!attached) return;
@@ -204,17 +212,27 @@ export function handleTerminalSocket(
     }
   };
 
-  socket.on('message', onMessage);
-  socket.on('error', () => undefined);
-  socket.on('close', () => {
-    const wasAttached = state === 'attached';
-    state = 'closed';
-    clearTimeout(authTimer);
-    if (heartbeat) clearInterval(heartbeat);
-    if (attached) {
-      attached.detach();
-      attached = null;
-    }
-    if (wasAttached && terminalSessionId) deps.tokens.markClosed(terminalSessionId, 'client_closed').catch(() => undefined);
+  // A fault in one socket's handling closes that socket (1011) and is logged; it never reaches
+  // the event loop, where it would end the server and every other terminal with it.
+  const guard = connectionGuard((error, what) => {
+    deps.log.error({ err: error, what, setupSessionId }, 'terminal socket fault; closing it');
+    if (state === 'closed') socket.terminate();
+    else refuse('the terminal failed on the server; ask for a new token to reconnect', TERMINAL_CLOSE_CODES.internal);
   });
+  socket.on('message', guard('message', onMessage));
+  socket.on('error', () => undefined);
+  socket.on(
+    'close',
+    guard('close', () => {
+      const wasAttached = state === 'attached';
+      state = 'closed';
+      clearTimeout(authTimer);
+      if (heartbeat) clearInterval(heartbeat);
+      if (attached) {
+        attached.detach();
+        attached = null;
+      }
+      if (wasAttached && terminalSessionId) deps.tokens.markClosed(terminalSessionId, 'client_closed').catch(() => undefined);
+    }),
+  );
 }

@@ -27,7 +27,8 @@ export function spawnPty(options: { command: string[]; cwd: string; env: Record<
     onExit: (listener): Disposable => {
       const sub = child.onExit(({ exitCode, signal }) => {
         closed = true;
-        listener({ exitCode, signal: signal ? String(signal) : undefined });
+        // node-pty reports a signal's death as exit code 0 plus the signal's number.
+        listener({ exitCode: signal ? null : exitCode, signal: signal ? String(signal) : undefined });
       });
       return { dispose: () => sub.dispose() };
     },
