@@ -179,7 +179,10 @@ for (const database of testDatabases()) {
       const finishCancelled = await refused(client.customImages.finish(first.session.id));
       expect(finishCancelled.status).toBe(409);
       expect(finishCancelled.message).toContain('cancelled');
-      expect((await refused(client.customImages.cancel(first.session.id))).status).toBe(409);
+      // The core machine refuses cancelled → cancelled, typed so a client can switch on it.
+      const cancelAgain = await refused(client.customImages.cancel(first.session.id));
+      expect([cancelAgain.status, cancelAgain.code]).toEqual([409, 'invalid_transition']);
+      expect(cancelAgain.details).toMatchObject({ machine: 'setup session', from: 'cancelled', to: 'cancelled' });
       expect((await refused(client.customImages.exec(first.session.id, { command: ['true'] }))).status).toBe(409);
 
       expect((await refused(client.customImages.rollback(env.id))).status).toBe(404);

@@ -98,13 +98,19 @@ describe('HTTP errors: 4xx with a clear message, never a 500', () => {
 describe('graceful shutdown', () => {
   it('lets an in-flight request finish, then refuses new connections', async () => {
     let markStarted: () => void = () => undefined;
+    let markClosing: () => void = () => undefined;
     let release: () => void = () => undefined;
     const started = new Promise<void>((r) => {
       markStarted = r;
     });
+    const closeBegan = new Promise<void>((r) => {
+      markClosing = r;
+    });
     const t = await startTestServer({
       database: pglite,
       beforeListen: (app) => {
+        // The event that says shutdown has begun (instead of sleeping and hoping it has).
+        app.addHook('preClose', async () => markClosing());
         app.get('/api/test/slow', { config: { access: 'public' } }, async () => {
           markStarted();
           await new Promise<void>((r) => {
@@ -117,7 +123,7 @@ describe('graceful shutdown', () => {
     const inFlight = t.fetch('/api/test/slow');
     await started;
     const closing = t.close();
-    await new Promise((r) => setTimeout(r, 100));
+    await closeBegan;
     release();
     const res = await inFlight;
     expect(res.status).toBe(200);

@@ -68,3 +68,10 @@ export interface Sandbox {
   createdAt: string;
   updatedAt: string;
 }
+
+/** A session whose setup sandbox is up and waiting for the operator: commands, terminals and SSH reach it. */
+export type RunningSetupSession = SetupSession & { status: 'waiting_for_user'; providerLeaseId: string };
+
+export function isRunningSetup(session: SetupSession | null | undefined): session is RunningSetupSession {
+  return session?.status === 'waiting_for_user' && typeof session.providerLeaseId === 'string' && session.providerLeaseId !== '';
+}

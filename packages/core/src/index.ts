@@ -2,7 +2,8 @@ export type { ApiKeyRole, DeploymentMode, Principal, RouteAccess } from './acces
 export { API_KEY_ROLES, allows, DEPLOYMENT_MODES, ROUTE_ACCESS } from './access.ts';
 export type { CustomImageKind, CustomImageStatus } from './custom-image.machine.ts';
 export { CUSTOM_IMAGE_KINDS, CUSTOM_IMAGE_STATUSES, customImageMachine } from './custom-image.machine.ts';
-export type { CustomImageTemplate, Sandbox, SetupSession } from './custom-image.ts';
+export type { CustomImageTemplate, RunningSetupSession, Sandbox, SetupSession } from './custom-image.ts';
+export { isRunningSetup } from './custom-image.ts';
 export type { Environment, EnvironmentRevision, EnvironmentRevisionRef } from './environment.ts';
 export { ENVIRONMENT_NAME_PATTERN } from './environment.ts';
 export type { ErrorCode, ErrorDetails } from './errors.ts';
@@ -18,11 +19,10 @@ export type { SecretWarning } from './secret-scan.ts';
 export { likelySecrets } from './secret-scan.ts';
 export type { InstanceSettings, InstanceSettingsPatch } from './settings.ts';
 export { DEFAULT_INSTANCE_SETTINGS, mergeSettings } from './settings.ts';
-export type { RunningSetupSession, SetupSessionStatus } from './setup-session.machine.ts';
+export type { SetupSessionStatus } from './setup-session.machine.ts';
 export {
   ACTIVE_SETUP_SESSION_STATUSES,
   isActiveSetupSession,
-  isRunningSetup,
   SETUP_SESSION_LABELS,
   SETUP_SESSION_STATUSES,
   setupSessionMachine,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { customImageMachine } from './custom-image.machine.ts';
-import type { SetupSession } from './custom-image.ts';
+import { isRunningSetup, type SetupSession } from './custom-image.ts';
 import { isSandcastError } from './errors.ts';
 import { InvalidTransition, type Machine } from './machine.ts';
 import { sandboxMachine } from './sandbox.machine.ts';
-import { isRunningSetup, SETUP_SESSION_STATUSES, setupSessionMachine } from './setup-session.machine.ts';
+import { SETUP_SESSION_STATUSES, setupSessionMachine } from './setup-session.machine.ts';
 
 /** The tables as the architecture states them; a change to a machine must change this too. */
 const EXPECTED: Record<string, Array<[string, string]>> = {

@@ -1,4 +1,3 @@
-import type { SetupSession } from './custom-image.ts';
 import { defineMachine } from './machine.ts';
 
 /**
@@ -71,11 +70,4 @@ export const SETUP_SESSION_LABELS: Record<SetupSessionStatus, string> = {
 
 export function isActiveSetupSession(status: SetupSessionStatus): boolean {
   return (ACTIVE_SETUP_SESSION_STATUSES as readonly string[]).includes(status);
-}
-
-/** A session whose setup sandbox is up and waiting for the operator: commands, terminals and SSH reach it. */
-export type RunningSetupSession = SetupSession & { status: 'waiting_for_user'; providerLeaseId: string };
-
-export function isRunningSetup(session: SetupSession | null | undefined): session is RunningSetupSession {
-  return session?.status === 'waiting_for_user' && typeof session.providerLeaseId === 'string' && session.providerLeaseId !== '';
 }

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
-import { type BootSource, bootSourceOf, canonicalJson, type Environment, SandcastError } from '@sandcast/core';
+import { type BootSource, type Environment, SandcastError } from '@sandcast/core';
 import type { ProviderRegistry, RegisteredProvider } from '../providers/provider-registry.ts';
+import { bootSourceFor, fingerprintOf } from './boot-source.ts';
 import type { EnvironmentsService } from './environments.service.ts';
 
 /** An environment as the runtime needs it: open config, its provider, and its boot source. */
@@ -9,14 +9,6 @@ export interface EnvironmentContext {
   registered: RegisteredProvider;
   bootSource: BootSource;
   fingerprint: string;
-}
-
-export function fingerprintOf(bootSource: BootSource): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(bootSource)).digest('hex')}`;
-}
-
-export function bootSourceFor(registered: RegisteredProvider, provider: string, config: Record<string, unknown>): BootSource {
-  return bootSourceOf({ provider, config, runtimeKnobs: registered.provider.runtimeKnobs, secretPaths: registered.secretPaths });
 }
 
 export function requireRegisteredProvider(providers: ProviderRegistry, id: string): RegisteredProvider {

@@ -3,7 +3,9 @@ import { isUniqueViolation, type Store } from '@sandcast/db';
 import type { z } from 'zod';
 import type { ProviderRegistry, RegisteredProvider } from '../providers/provider-registry.ts';
 import { recordActivity } from './activity.service.ts';
+import { bootSourceFor, fingerprintOf } from './boot-source.ts';
 import { maskConfig, openConfig, resolveSecretPlaceholders, sealConfig } from './config-secrets.ts';
+import { type Reconciliation, reconcileImageLink } from './custom-images/image-link.ts';
 import type { SecretBox } from './secrets.ts';
 
 type Doc = Record<string, unknown>;
@@ -27,10 +29,17 @@ function configIssues(error: z.ZodError): Array<{ path: string; message: string 
   return error.issues.map((issue) => ({ path: ['config', ...issue.path.map(String)].join('.'), message: issue.message }));
 }
 
+/** An edit's outcome: the environment, whether it made a revision, and what that did to the active image. */
+export interface EnvironmentUpdate {
+  environment: Environment;
+  newRevision: boolean;
+  customImageReconciliation: Reconciliation;
+}
+
 /**
  * Environments: named provider configurations with immutable revisions. Configs are parsed by
- * the provider's schema before anything is stored; secret fields are encrypted at rest and
- * masked on the way out.
+ * the provider's schema before anything is stored; secret fields are encrypted at rest (the
+ * records this returns hold them sealed; the HTTP layer masks them).
  */
 export function createEnvironmentsService({
   store,
@@ -71,9 +80,6 @@ export function createEnvironmentsService({
     return { open: parsed.data, sealed: sealConfig(parsed.data, registered.secretPaths, secrets) };
   };
 
-  const present = (env: Environment): Environment => ({ ...env, config: maskConfig(env.config) });
-  const presentRevision = (rev: EnvironmentRevision): EnvironmentRevision => ({ ...rev, config: maskConfig(rev.config) });
-
   const requireEnvironment = async (id: string): Promise<Environment> => {
     const env = await store.repos.environments.get(id);
     if (!env) throw new SandcastError('not_found', `no environment with id ${id}; GET /api/environments lists them`);
@@ -84,13 +90,9 @@ export function createEnvironmentsService({
     new SandcastError('conflict', `an environment named "${name}" already exists; choose another name or edit that one`, { name });
 
   return {
-    async list(): Promise<Environment[]> {
-      return (await store.repos.environments.list()).map(present);
-    },
+    list: (): Promise<Environment[]> => store.repos.environments.list(),
 
-    async get(id: string): Promise<Environment> {
-      return present(await requireEnvironment(id));
-    },
+    get: (id: string): Promise<Environment> => requireEnvironment(id),
 
     /** The stored environment with secrets decrypted, for handing to a provider. Never return it over HTTP. */
     async getOpen(id: string): Promise<Environment> {
@@ -114,33 +116,40 @@ export function createEnvironmentsService({
           });
           return env;
         });
-        return present(created);
+        return created;
       } catch (error) {
         if (isUniqueViolation(error, 'environments_name_key')) throw duplicateName(input.name);
         throw error;
       }
     },
 
-    async update(id: string, input: UpdateEnvironmentInput, actor: Principal): Promise<{ environment: Environment; newRevision: boolean }> {
+    /**
+     * One transaction: the edit, its activity, and — when it made a revision — relinking or
+     * detaching the active custom image for the new boot source.
+     */
+    async update(id: string, input: UpdateEnvironmentInput, actor: Principal): Promise<EnvironmentUpdate> {
       const current = await requireEnvironment(id);
       const currentOpen = openConfig(current.config, secrets);
       const providerId = input.provider ?? current.provider;
       const registered = requireProvider(providerId);
       const providerChanged = providerId !== current.provider;
-      let configChange: Doc | undefined;
+      let configChange: { open: Doc; sealed: Doc } | undefined;
       if (input.config !== undefined || providerChanged) {
         // Secrets of one provider never carry over to another.
         const prepared = prepareConfig(registered, input.config ?? currentOpen, providerChanged ? null : currentOpen);
-        if (providerChanged || canonicalJson(prepared.open) !== canonicalJson(currentOpen)) configChange = prepared.sealed;
+        if (providerChanged || canonicalJson(prepared.open) !== canonicalJson(currentOpen)) configChange = prepared;
       }
       const nameChange = input.name !== undefined && input.name !== current.name ? input.name : undefined;
-      if (configChange === undefined && nameChange === undefined) return { environment: present(current), newRevision: false };
+      const unchanged: Reconciliation = { action: 'none' };
+      if (configChange === undefined && nameChange === undefined) {
+        return { environment: current, newRevision: false, customImageReconciliation: unchanged };
+      }
       try {
         const result = await store.transaction(async (repos) => {
           const updated = await repos.environments.update(id, {
             name: nameChange,
             provider: configChange ? providerId : undefined,
-            config: configChange,
+            config: configChange?.sealed,
             expectedRevisionId: current.currentRevision.id,
           });
           if (!updated) {
@@ -162,9 +171,21 @@ export function createEnvironmentsService({
             details: { changed, revision: updated.environment.currentRevision.number, config: maskConfig(updated.environment.config) },
             secretPaths: registered.secretPaths.map((p) => `config.${p}`),
           });
-          return updated;
+          // A new revision may change what the active custom image was built from.
+          let customImageReconciliation = unchanged;
+          if (updated.newRevision && configChange) {
+            const bootSource = bootSourceFor(registered, providerId, configChange.open);
+            customImageReconciliation = await reconcileImageLink(repos, {
+              environmentId: id,
+              revision: updated.environment.currentRevision,
+              bootSource,
+              fingerprint: fingerprintOf(bootSource),
+              actor,
+            });
+          }
+          return { ...updated, customImageReconciliation };
         });
-        return { environment: present(result.environment), newRevision: result.newRevision };
+        return result;
       } catch (error) {
         if (isUniqueViolation(error, 'environments_name_key')) throw duplicateName(input.name ?? '');
         if (isUniqueViolation(error, 'environment_revisions_number_key')) {
@@ -186,12 +207,12 @@ export function createEnvironmentsService({
           details: { name: current.name },
         });
       });
-      return present(current);
+      return current;
     },
 
     async revisions(id: string): Promise<EnvironmentRevision[]> {
       await requireEnvironment(id);
-      return (await store.repos.environments.revisions(id)).map(presentRevision);
+      return store.repos.environments.revisions(id);
     },
   };
 }

@@ -1,22 +1,17 @@
-import type { ExecBody, ProbeAnswer, SandboxBody } from '@sandcast/contracts';
+import type { ExecBody, ProbeAnswer } from '@sandcast/contracts';
 import { InvalidTransition, type Principal, type Sandbox, SandcastError } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import { isProviderError } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import { recordActivity } from './activity.service.ts';
-import { imageMatches } from './custom-images/custom-images.service.ts';
-import { templateRefOf } from './custom-images/present.ts';
+import { imageMatches } from './custom-images/image-link.ts';
+import { templateRefOf } from './custom-images/template-ref.ts';
 import { type EnvironmentContextLoader, requireRegisteredProvider } from './environment-context.ts';
 
 export type SandboxesService = ReturnType<typeof createSandboxesService>;
 
 const PROBE_COMMAND = ['sh', '-c', 'echo sandcast-probe-ok; uname -srm; id -u; pwd'];
-
-export function presentSandbox(sandbox: Sandbox): SandboxBody {
-  const { providerInstanceId: _instance, createdByKeyId: _key, createdByRole: _role, ...rest } = sandbox;
-  return rest;
-}
 
 /**
  * Sandboxes created from environments. A sandbox boots from the environment's active custom

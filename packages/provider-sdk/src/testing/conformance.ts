@@ -93,12 +93,18 @@ export function describeProviderConformance(options: ConformanceOptions): void {
       await provider?.close?.();
     }, timeout);
 
-    const test = (name: string, body: () => Promise<void>) =>
+    /**
+     * A conformance test. `requires(condition, reason)` skips it, with the reason in the report,
+     * when the provider lacks what the test proves: a missing capability is never a pass.
+     */
+    const test = (name: string, body: (requires: (condition: boolean, reason: string) => void) => Promise<void>) =>
       it(
         name,
         async (ctx) => {
-          if (skip) ctx.skip();
-          await body();
+          if (skip) ctx.skip(skip);
+          await body((condition, reason) => {
+            if (!condition) ctx.skip(`${options.name}: ${reason}`);
+          });
         },
         timeout,
       );
@@ -260,8 +266,8 @@ export function describeProviderConformance(options: ConformanceOptions): void {
         return template;
       };
 
-      test('without the capability, setup and capture are refused as unsupported', async () => {
-        if (supportsCapture()) return;
+      test('without the capability, setup and capture are refused as unsupported', async (requires) => {
+        requires(!supportsCapture(), 'it offers setup and capture, so there is no refusal to observe');
         if (!provider.capabilities.interactiveSetup) {
           await expectProviderError(
             provider.startInteractiveSetup({
@@ -277,8 +283,8 @@ export function describeProviderConformance(options: ConformanceOptions): void {
         await expectProviderError(provider.captureTemplate({ leaseId: 'x', setupSessionId: 'x', environmentId: 'e' }), 'unsupported');
       });
 
-      test('setup → capture → a new sandbox boots from the capture with the setup files', async () => {
-        if (!supportsCapture()) return;
+      test('setup → capture → a new sandbox boots from the capture with the setup files', async (requires) => {
+        requires(supportsCapture(), 'no interactiveSetup + templateCapture capability');
         const setup = await startSetup(null);
         expect(provider.capabilities.interactiveSetupConnectionTypes).toContain(setup.lease.connection.type);
         expect((await provider.getInteractiveSetup(setup.lease.leaseId)).status).toBe('running');
@@ -300,8 +306,8 @@ export function describeProviderConformance(options: ConformanceOptions): void {
         expect(read.stdout).toBe('first\nv1\n');
       });
 
-      test('refresh: a setup seeded from a capture keeps its files; the older capture stays bootable', async () => {
-        if (!supportsCapture()) return;
+      test('refresh: a setup seeded from a capture keeps its files; the older capture stays bootable', async (requires) => {
+        requires(supportsCapture(), 'no interactiveSetup + templateCapture capability');
         const first = await startSetup(null);
         await provider.exec(first.lease.leaseId, { command: ['sh', '-c', 'echo one > one.txt'] });
         const v1 = await capture(first);
@@ -320,8 +326,8 @@ export function describeProviderConformance(options: ConformanceOptions): void {
         );
       });
 
-      test('cancel tears the setup sandbox down', async () => {
-        if (!provider.capabilities.interactiveSetup) return;
+      test('cancel tears the setup sandbox down', async (requires) => {
+        requires(provider.capabilities.interactiveSetup, 'no interactiveSetup capability');
         const setup = await startSetup(null);
         await provider.cancelInteractiveSetup(setup.lease.leaseId);
         expect((await provider.getInteractiveSetup(setup.lease.leaseId)).status).toBe('missing');
@@ -329,8 +335,8 @@ export function describeProviderConformance(options: ConformanceOptions): void {
         await provider.cancelInteractiveSetup(setup.lease.leaseId);
       });
 
-      test('a setup sandbox is listed as a setup for garbage collection', async () => {
-        if (!provider.capabilities.interactiveSetup) return;
+      test('a setup sandbox is listed as a setup for garbage collection', async (requires) => {
+        requires(provider.capabilities.interactiveSetup, 'no interactiveSetup capability');
         const setup = await startSetup(null);
         expect(await provider.listInstances()).toContainEqual({
           instanceId: setup.lease.leaseId,
@@ -339,8 +345,9 @@ export function describeProviderConformance(options: ConformanceOptions): void {
         });
       });
 
-      test('deleteTemplate removes the artefact: booting from it is not_found', async () => {
-        if (!supportsCapture() || !provider.capabilities.templateDelete) return;
+      test('deleteTemplate removes the artefact: booting from it is not_found', async (requires) => {
+        requires(supportsCapture(), 'no interactiveSetup + templateCapture capability');
+        requires(provider.capabilities.templateDelete, 'no templateDelete capability');
         const setup = await startSetup(null);
         const template = await capture(setup);
         await provider.deleteTemplate(template);

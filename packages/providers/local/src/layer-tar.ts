@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { posix } from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
 
 type PaxHeaders = tar.Header;
@@ -102,7 +102,11 @@ export function dockerLayerTar(cwd: string, what = '.'): Readable {
   return out;
 }
 
-/** Writes a stream to a file and returns its sha256 (`sha256:<hex>`) and size. */
+/**
+ * Writes a stream to a file (or nowhere) and returns its sha256 (`sha256:<hex>`) and size. A
+ * source destroyed before its end rejects (premature close): a destroyed stream emits neither
+ * 'end' nor 'error', and waiting for those alone once hung the provider's close().
+ */
 export async function spoolWithDigest(source: Readable, file: string | null): Promise<{ digest: string; size: number }> {
   const hash = createHash('sha256');
   let size = 0;
@@ -113,10 +117,7 @@ export async function spoolWithDigest(source: Readable, file: string | null): Pr
   if (file) await pipeline(source, createWriteStream(file));
   else {
     source.resume();
-    await new Promise<void>((resolve, reject) => {
-      source.on('end', resolve);
-      source.on('error', reject);
-    });
+    await finished(source);
   }
   return { digest: `sha256:${hash.digest('hex')}`, size };
 }

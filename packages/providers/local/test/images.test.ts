@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -81,9 +81,13 @@ describe('local provider images', () => {
     expect(changes).toContainEqual(expect.objectContaining({ path: '/etc/hosts', kind: 'deleted' }));
     expect(changes).toContainEqual(expect.objectContaining({ path: '/usr/local/bin/tool', kind: 'added' }));
     expect(changes).toContainEqual(expect.objectContaining({ path: '/usr/bin/yes', kind: 'deleted', type: 'file' }));
-    const started = Date.now();
+    // Capture is a rename, not a copy: the file the setup wrote is the same inode in the new layer.
+    // (How long a capture takes against the size of the change is measured in bench/local-provider.)
+    const root = join(temp.dataDir, 'providers/local');
+    const written = await stat(join(root, 'instances', leaseId, 'upper/workspace/new.txt'));
     const template = await temp.provider.captureTemplate({ leaseId, setupSessionId: 's', environmentId: 'env' });
-    expect(Date.now() - started).toBeLessThan(2000);
+    const top = (await temp.provider.images.get(template.ref))!.layers.at(-1)!;
+    expect((await stat(join(root, 'layers', top.id, 'workspace/new.txt'))).ino).toBe(written.ino);
     expect(existsSync('/usr/bin/yes')).toBe(true);
     expect(existsSync('/usr/local/bin/tool')).toBe(false);
     const booted = await temp.provider.create({ sandboxId: 'b', environmentId: 'env', config: BASE_CONFIG, template });
@@ -209,10 +213,9 @@ describe('local provider state across restarts and crashes', () => {
     run = await requireLocal('restart');
   });
 
-  // One retry, on a fresh data dir: under a loaded CI machine this once ran past its timeout,
-  // and the cause is not yet known (see the package README).
+  // No retry: the one hang it was once retried for was close() waiting forever on a digest it had
+  // stopped (spoolWithDigest never settled for a destroyed stream; test/layer-tar.test.ts).
   it('images, layers and live sandboxes survive a restart; crash leftovers are removed on start', {
-    retry: 1,
     timeout: 90_000,
   }, async (ctx) => {
     if (!run) ctx.skip();

@@ -9,9 +9,9 @@ import {
 } from '@sandcast/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { CustomImagesService } from '../../services/custom-images/custom-images.service.ts';
-import { presentSession, presentTemplate } from '../../services/custom-images/present.ts';
 import type { SetupSessionsService } from '../../services/custom-images/setup-sessions.service.ts';
 import type { SandboxesService } from '../../services/sandboxes.service.ts';
+import { presentOverview, presentSession, presentTemplate } from '../present.ts';
 import { parse } from '../validate.ts';
 
 type EnvParams = { environmentId: string };
@@ -24,12 +24,12 @@ export function registerCustomImageRoutes(
   const config = { access: 'admin', feature: 'environments' } as const;
   const { customImages, setupSessions } = deps;
 
-  app.get<{ Params: EnvParams }>(API_PATHS.customImageOverview, { config }, (request) =>
-    customImages.overview(request.params.environmentId),
+  app.get<{ Params: EnvParams }>(API_PATHS.customImageOverview, { config }, async (request) =>
+    presentOverview(await customImages.overview(request.params.environmentId)),
   );
 
   app.get<{ Params: EnvParams }>(API_PATHS.customImageTemplates, { config }, async (request) => ({
-    templates: await customImages.history(request.params.environmentId),
+    templates: (await customImages.history(request.params.environmentId)).map(presentTemplate),
   }));
 
   app.post<{ Params: EnvParams }>(API_PATHS.setupSessions, { config }, async (request, reply) => {
@@ -62,21 +62,25 @@ export function registerCustomImageRoutes(
     return { session: presentSession(await setupSessions.cancel(request.params.sessionId, body, request.principal!)) };
   });
 
-  app.post<{ Params: EnvParams }>(API_PATHS.customImageRollback, { config }, (request) =>
-    customImages.rollback(request.params.environmentId, request.principal!),
-  );
+  app.post<{ Params: EnvParams }>(API_PATHS.customImageRollback, { config }, async (request) => {
+    const swapped = await customImages.rollback(request.params.environmentId, request.principal!);
+    return { activeTemplate: presentTemplate(swapped.activeTemplate), supersededTemplate: presentTemplate(swapped.supersededTemplate) };
+  });
 
-  app.post<{ Params: EnvParams }>(API_PATHS.customImageRelink, { config }, (request) =>
-    customImages.relink(request.params.environmentId, parse(RelinkBodySchema, request.body ?? {}), request.principal!),
-  );
+  app.post<{ Params: EnvParams }>(API_PATHS.customImageRelink, { config }, async (request) => {
+    const body = parse(RelinkBodySchema, request.body ?? {});
+    const relinked = await customImages.relink(request.params.environmentId, body, request.principal!);
+    return { ...relinked, template: presentTemplate(relinked.template) };
+  });
 
-  app.delete<{ Params: EnvParams }>(API_PATHS.customImageOverview, { config }, (request) => {
+  app.delete<{ Params: EnvParams }>(API_PATHS.customImageOverview, { config }, async (request) => {
     const query = parse(DisableQuerySchema, request.query, 'query');
-    return customImages.disable(
+    const disabled = await customImages.disable(
       request.params.environmentId,
       { deleteProviderTemplate: query.deleteProviderTemplate === 'true' },
       request.principal!,
     );
+    return { ...disabled, template: presentTemplate(disabled.template) };
   });
 
   app.post<{ Params: EnvParams }>(API_PATHS.environmentProbe, { config }, (request) =>

@@ -1,42 +1,37 @@
 import { API_PATHS, CreateEnvironmentBodySchema, UpdateEnvironmentBodySchema } from '@sandcast/contracts';
 import type { FastifyInstance } from 'fastify';
-import type { CustomImagesService } from '../../services/custom-images/custom-images.service.ts';
 import type { EnvironmentsService } from '../../services/environments.service.ts';
+import { presentEnvironment, presentRevision } from '../present.ts';
 import { parse } from '../validate.ts';
 
 type IdParams = { id: string };
 
-export function registerEnvironmentRoutes(
-  app: FastifyInstance,
-  deps: { environments: EnvironmentsService; customImages: CustomImagesService },
-): void {
+export function registerEnvironmentRoutes(app: FastifyInstance, deps: { environments: EnvironmentsService }): void {
   const config = { access: 'admin', feature: 'environments' } as const;
 
-  app.get(API_PATHS.environments, { config }, async () => ({ environments: await deps.environments.list() }));
+  app.get(API_PATHS.environments, { config }, async () => ({ environments: (await deps.environments.list()).map(presentEnvironment) }));
 
   app.post(API_PATHS.environments, { config }, async (request, reply) => {
     const body = parse(CreateEnvironmentBodySchema, request.body);
     const environment = await deps.environments.create(body, request.principal!);
-    return reply.status(201).send(environment);
+    return reply.status(201).send(presentEnvironment(environment));
   });
 
-  app.get<{ Params: IdParams }>(API_PATHS.environment, { config }, (request) => deps.environments.get(request.params.id));
+  app.get<{ Params: IdParams }>(API_PATHS.environment, { config }, async (request) =>
+    presentEnvironment(await deps.environments.get(request.params.id)),
+  );
 
   app.patch<{ Params: IdParams }>(API_PATHS.environment, { config }, async (request) => {
     const body = parse(UpdateEnvironmentBodySchema, request.body);
-    const { environment, newRevision } = await deps.environments.update(request.params.id, body, request.principal!);
-    // A new revision may change what the active custom image was built from.
-    const customImageReconciliation = newRevision
-      ? await deps.customImages.reconcileAfterEdit(environment.id, request.principal!)
-      : { action: 'none' };
-    return { ...environment, customImageReconciliation };
+    const { environment, customImageReconciliation } = await deps.environments.update(request.params.id, body, request.principal!);
+    return { ...presentEnvironment(environment), customImageReconciliation };
   });
 
-  app.delete<{ Params: IdParams }>(API_PATHS.environment, { config }, (request) =>
-    deps.environments.delete(request.params.id, request.principal!),
+  app.delete<{ Params: IdParams }>(API_PATHS.environment, { config }, async (request) =>
+    presentEnvironment(await deps.environments.delete(request.params.id, request.principal!)),
   );
 
   app.get<{ Params: IdParams }>(API_PATHS.environmentRevisions, { config }, async (request) => ({
-    revisions: await deps.environments.revisions(request.params.id),
+    revisions: (await deps.environments.revisions(request.params.id)).map(presentRevision),
   }));
 }

@@ -1,6 +1,7 @@
 import { API_PATHS, CreateSandboxBodySchema, ExecBodySchema } from '@sandcast/contracts';
 import type { FastifyInstance } from 'fastify';
-import { presentSandbox, type SandboxesService } from '../../services/sandboxes.service.ts';
+import type { SandboxesService } from '../../services/sandboxes.service.ts';
+import { presentSandbox } from '../present.ts';
 import { parse } from '../validate.ts';
 
 type IdParams = { id: string };

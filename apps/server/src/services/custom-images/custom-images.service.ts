@@ -1,19 +1,28 @@
-import type { CustomImageOverview } from '@sandcast/contracts';
-import { bootSourceDrift, type CustomImageTemplate, isActiveSetupSession, type Principal, SandcastError } from '@sandcast/core';
+import {
+  bootSourceDrift,
+  type CustomImageTemplate,
+  isActiveSetupSession,
+  type Principal,
+  SandcastError,
+  type SetupSession,
+} from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import type { FastifyBaseLogger } from 'fastify';
 import { recordActivity } from '../activity.service.ts';
 import type { EnvironmentContext, EnvironmentContextLoader } from '../environment-context.ts';
-import { capabilityOf, presentSession, presentTemplate, templateRefOf } from './present.ts';
+import { imageMatches } from './image-link.ts';
 import type { SetupSessionsService } from './setup-sessions.service.ts';
+import { templateRefOf } from './template-ref.ts';
 
 export type CustomImagesService = ReturnType<typeof createCustomImagesService>;
 
-export type Reconciliation = { action: 'none' | 'relinked' | 'detached'; templateId?: string; driftedPaths?: string[] };
-
-/** Whether runs of this environment boot from the image: it must be linked to today's boot source. */
-export function imageMatches(template: CustomImageTemplate, ctx: EnvironmentContext): boolean {
-  return template.linkedFingerprint === ctx.fingerprint;
+/** What the custom image panel shows: the environment now, its active image and its latest setup. */
+export interface ImagesOverview {
+  context: EnvironmentContext;
+  active: CustomImageTemplate | null;
+  /** The latest session while it still holds the setup slot. */
+  activeSession: SetupSession | null;
+  latestSession: SetupSession | null;
 }
 
 /**
@@ -32,25 +41,18 @@ export function createCustomImagesService(deps: {
     new SandcastError('not_found', 'this environment has no active custom image; runs already use the base provider configuration');
 
   return {
-    async overview(environmentId: string): Promise<CustomImageOverview> {
-      const ctx = await deps.loadEnvironment(environmentId);
+    async overview(environmentId: string): Promise<ImagesOverview> {
+      const context = await deps.loadEnvironment(environmentId);
       const active = await store.repos.templates.active(environmentId);
       const latest = await store.repos.setupSessions.latestForEnvironment(environmentId);
       const latestSession = latest ? await deps.setupSessions.refresh(latest) : null;
-      const matches = active ? imageMatches(active, ctx) : null;
-      return {
-        activeTemplate: active ? presentTemplate(active) : null,
-        activeTemplateMatchesConfig: matches,
-        activeTemplateDrift: active && !matches ? { paths: bootSourceDrift(active.linkedBootSource, ctx.bootSource) } : null,
-        activeSession: latestSession && isActiveSetupSession(latestSession.status) ? presentSession(latestSession) : null,
-        latestSession: latestSession ? presentSession(latestSession) : null,
-        capability: capabilityOf(ctx.registered.provider.capabilities),
-      };
+      const activeSession = latestSession && isActiveSetupSession(latestSession.status) ? latestSession : null;
+      return { context, active, activeSession, latestSession };
     },
 
-    async history(environmentId: string) {
+    async history(environmentId: string): Promise<CustomImageTemplate[]> {
       await deps.loadEnvironment(environmentId);
-      return (await store.repos.templates.list(environmentId)).map(presentTemplate);
+      return store.repos.templates.list(environmentId);
     },
 
     async rollback(environmentId: string, actor: Principal) {
@@ -72,7 +74,7 @@ export function createCustomImagesService(deps: {
           subjectId: restored.id,
           details: { environmentId, supersededTemplateId: demoted.id },
         });
-        return { activeTemplate: presentTemplate(restored), supersededTemplate: presentTemplate(demoted) };
+        return { activeTemplate: restored, supersededTemplate: demoted };
       });
     },
 
@@ -113,7 +115,7 @@ export function createCustomImagesService(deps: {
           }
         }
       }
-      return { template: presentTemplate(revoked), providerTemplateDeleted, ...(providerTemplateNote ? { providerTemplateNote } : {}) };
+      return { template: revoked, providerTemplateDeleted, ...(providerTemplateNote ? { providerTemplateNote } : {}) };
     },
 
     async relink(environmentId: string, options: { confirmBootSourceDrift: boolean }, actor: Principal) {
@@ -121,7 +123,7 @@ export function createCustomImagesService(deps: {
       const active = await store.repos.templates.active(environmentId);
       if (!active) throw noActive();
       if (imageMatches(active, ctx) && active.linkedRevisionId === ctx.environment.currentRevision.id) {
-        return { template: presentTemplate(active), classification: 'in_sync' as const };
+        return { template: active, classification: 'in_sync' as const };
       }
       const classification = imageMatches(active, ctx) ? ('runtime_only' as const) : ('boot_source_drift' as const);
       const driftedPaths = bootSourceDrift(active.linkedBootSource, ctx.bootSource);
@@ -147,45 +149,8 @@ export function createCustomImagesService(deps: {
           subjectId: relinked.id,
           details: { environmentId, classification, driftedPaths, revision: ctx.environment.currentRevision.number },
         });
-        return { template: presentTemplate(relinked), classification };
+        return { template: relinked, classification };
       });
-    },
-
-    /**
-     * After an environment edit: a change that leaves the boot source alone (a runtime knob, a
-     * secret) keeps the image in use, linked to the new revision; any other change detaches it.
-     */
-    async reconcileAfterEdit(environmentId: string, actor: Principal): Promise<Reconciliation> {
-      const active = await store.repos.templates.active(environmentId);
-      if (!active) return { action: 'none' };
-      const ctx = await deps.loadEnvironment(environmentId);
-      if (!imageMatches(active, ctx)) {
-        const driftedPaths = bootSourceDrift(active.linkedBootSource, ctx.bootSource);
-        await recordActivity(store.repos, {
-          action: 'environment.custom_image_template.detached',
-          actor,
-          subjectType: 'custom_image_template',
-          subjectId: active.id,
-          details: { environmentId, driftedPaths, revision: ctx.environment.currentRevision.number },
-        });
-        return { action: 'detached', templateId: active.id, driftedPaths };
-      }
-      if (active.linkedRevisionId === ctx.environment.currentRevision.id) return { action: 'none', templateId: active.id };
-      await store.transaction(async (repos) => {
-        await repos.templates.relink(active.id, {
-          revisionId: ctx.environment.currentRevision.id,
-          fingerprint: ctx.fingerprint,
-          bootSource: ctx.bootSource,
-        });
-        await recordActivity(repos, {
-          action: 'environment.custom_image_template.relinked',
-          actor,
-          subjectType: 'custom_image_template',
-          subjectId: active.id,
-          details: { environmentId, classification: 'runtime_only', automatic: true, revision: ctx.environment.currentRevision.number },
-        });
-      });
-      return { action: 'relinked', templateId: active.id };
     },
   };
 }

@@ -4,7 +4,7 @@ import type { SandboxProvider, TemplateRef } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../clock.ts';
 import { recordActivity } from '../activity.service.ts';
-import { fingerprintOf } from '../environment-context.ts';
+import { fingerprintOf } from '../boot-source.ts';
 
 /** How far a capture has come, as the provider reports it. */
 export interface CaptureProgress {

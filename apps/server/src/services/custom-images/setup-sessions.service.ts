@@ -19,11 +19,13 @@ import { type Clock, systemClock } from '../../clock.ts';
 import type { ProviderRegistry } from '../../providers/provider-registry.ts';
 import { withTimeout } from '../../with-timeout.ts';
 import { recordActivity } from '../activity.service.ts';
-import { bootSourceFor, type EnvironmentContextLoader, requireRegisteredProvider } from '../environment-context.ts';
+import { bootSourceFor } from '../boot-source.ts';
+import { type EnvironmentContextLoader, requireRegisteredProvider } from '../environment-context.ts';
+import { CAPTURE_UNAVAILABLE_MESSAGE, UNSUPPORTED_SETUP_MESSAGE } from './capability.ts';
 import { type ConnectionBroker, directConnectionBroker, summarizeConnection } from './connection-broker.ts';
-import { CAPTURE_UNAVAILABLE_MESSAGE, templateRefOf, UNSUPPORTED_SETUP_MESSAGE } from './present.ts';
 import { type CaptureProgress, captureAndPromote } from './setup-capture.ts';
 import type { SetupEndReason, SetupEvents } from './setup-events.ts';
+import { templateRefOf } from './template-ref.ts';
 
 /** A teardown that takes longer is left to the reconciler, so a wedged backend cannot hang a request. */
 const TEARDOWN_TIMEOUT_MS = 30_000;

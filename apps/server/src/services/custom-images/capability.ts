@@ -1,25 +1,5 @@
-import type { CustomImageCapability, CustomImageTemplateBody, SetupSessionBody } from '@sandcast/contracts';
-import { type CustomImageTemplate, SETUP_SESSION_LABELS, type SetupSession } from '@sandcast/core';
-import type { ProviderCapabilities, TemplateRef } from '@sandcast/provider-sdk';
-
-export function presentSession(session: SetupSession): SetupSessionBody {
-  return { ...session, statusLabel: SETUP_SESSION_LABELS[session.status] };
-}
-
-export function presentTemplate(template: CustomImageTemplate): CustomImageTemplateBody {
-  const { linkedBootSource: _omitted, ...rest } = template;
-  return rest;
-}
-
-export function templateRefOf(template: CustomImageTemplate): TemplateRef {
-  if (!template.providerRef) throw new Error(`custom image ${template.id} has no provider reference`);
-  return {
-    kind: template.kind,
-    ref: template.providerRef,
-    digest: template.digest ?? undefined,
-    sizeBytes: template.sizeBytes ?? undefined,
-  };
-}
+import type { CustomImageCapability } from '@sandcast/contracts';
+import type { ProviderCapabilities } from '@sandcast/provider-sdk';
 
 export const UNSUPPORTED_SETUP_MESSAGE = 'This provider does not advertise interactive template setup.';
 export const CAPTURE_UNAVAILABLE_MESSAGE = 'This provider advertises setup, but image capture is unavailable.';
