@@ -67,6 +67,10 @@ describe('GET /metrics', () => {
     expect(sample(scrape, 'sandcast_setup_sessions{status="promoted"}')).toBe(0);
   });
 
+  it('includes the process metrics', () => {
+    expect(sample(scrape, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+  });
+
   it('counts and times reconciler passes', () => {
     expect(sample(scrape, 'sandcast_reconciler_passes_total{outcome="ok"}')).toBeGreaterThanOrEqual(1);
     expect(sample(scrape, 'sandcast_reconciler_pass_duration_seconds_count')).toBeGreaterThanOrEqual(1);

@@ -21,13 +21,24 @@ function setByStatus(gauge: Gauge<'status'>, statuses: readonly string[], counts
   for (const status of statuses) gauge.set({ status }, counts.get(status) ?? 0);
 }
 
+let processRegistry: Registry | undefined;
+
+/** The Node.js process metrics, collected once per process however many servers it runs. */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
 /**
- * A registry of its own per server (several servers share a process in tests). The database gauges
- * are read on scrape: one grouped count per table.
+ * A registry of its own per server (several servers share a process in tests), merged with the
+ * process metrics for the scrape. The database gauges are read on scrape: one grouped count per
+ * table.
  */
 export function createMetrics(deps: { store: Store }): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
   new Gauge({
     name: 'sandcast_sandboxes',
     help: 'Sandboxes by observed status.',
@@ -46,8 +57,7 @@ export function createMetrics(deps: { store: Store }): Metrics {
       setByStatus(this, SETUP_SESSION_STATUSES, await deps.store.repos.statusCounts.setupSessions());
     },
   });
-  return {
-    registry,
+  const metrics = {
     httpRequestDuration: new Histogram({
       name: 'sandcast_http_request_duration_seconds',
       help: 'HTTP request duration by route template, method and status class.',
@@ -81,4 +91,5 @@ export function createMetrics(deps: { store: Store }): Metrics {
       registers: [registry],
     }),
   };
+  return { registry: Registry.merge([processMetrics(), registry]), ...metrics };
 }
