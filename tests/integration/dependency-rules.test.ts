@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { undeclaredWorkspaceDependencies } from '../../scripts/check-workspace-dependencies.ts';
 
 /**
  * The dependency rules of .dependency-cruiser.cjs, each proved against a small violating tree.
@@ -88,5 +90,40 @@ describe('the dependency rules catch what they name', () => {
   it('leaves declared vendor dependencies alone', () => {
     const clean = ['packages/db/src/uses-pg.ts', 'packages/providers/local/src/index.ts', 'apps/web/src/label.ts'];
     expect(violations.filter((v) => clean.includes(v.from))).toEqual([]);
+  });
+});
+
+describe('workspace dependencies are declared (scripts/check-workspace-dependencies.ts)', () => {
+  const WORKSPACES: Record<string, string> = {
+    'package.json': JSON.stringify({ name: 'fixture', private: true, workspaces: ['packages/db', 'apps/*'] }),
+    'packages/db/package.json': JSON.stringify({ name: '@sandcast/db', dependencies: { '@sandcast/core': '0.1.0' } }),
+    'packages/db/src/declared.ts': "import type { ErrorCode } from '@sandcast/core';\nexport type Code = ErrorCode;\n",
+    'apps/web/package.json': JSON.stringify({ name: '@sandcast/web', dependencies: {} }),
+    'apps/web/src/typed.ts': "import type { ErrorCode } from '@sandcast/core';\nexport type Code = ErrorCode;\n",
+    'apps/web/src/self.ts': "export { x } from '@sandcast/web';\n",
+    'apps/cli/package.json': JSON.stringify({ name: '@sandcast/cli', dependencies: { '@sandcast/client': '0.1.0' } }),
+    'apps/cli/src/start.ts': "export const server = import.meta.resolve('@sandcast/server/package.json');\n",
+    'apps/cli/src/lazy.ts': "export const load = () => import('@sandcast/db/testing');\nexport { c } from '@sandcast/client';\n",
+  };
+
+  it('catches an undeclared Sandcast package, imported or resolved at runtime, and passes a declared one', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'workspace-dependencies-'));
+    try {
+      for (const [file, text] of Object.entries(WORKSPACES)) {
+        await mkdir(path.dirname(path.join(root, file)), { recursive: true });
+        await writeFile(path.join(root, file), text);
+      }
+      expect(await undeclaredWorkspaceDependencies(root)).toEqual([
+        'apps/cli/src/lazy.ts: @sandcast/db',
+        'apps/cli/src/start.ts: @sandcast/server',
+        'apps/web/src/typed.ts: @sandcast/core',
+      ]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('finds nothing undeclared in this repository', async () => {
+    expect(await undeclaredWorkspaceDependencies(ROOT)).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import type { RouteAccess } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Clock } from './clock.ts';
@@ -7,17 +8,21 @@ import { registerAccessControl } from './http/auth.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
 import { registerWebUi } from './http/web-ui.ts';
 import './http/fastify-types.ts';
+import type { RouteEntry } from './http/route-entry.ts';
 import { registerActivityRoutes } from './http/routes/activity.routes.ts';
+import { registerApiDocsRoutes } from './http/routes/api-docs.routes.ts';
 import { registerAuthSessionRoutes } from './http/routes/auth-session.routes.ts';
 import { registerBaseImageRoutes } from './http/routes/base-images.routes.ts';
 import { registerCustomImageRoutes } from './http/routes/custom-images.routes.ts';
 import { registerEnvironmentRoutes } from './http/routes/environments.routes.ts';
 import { registerHealthRoutes } from './http/routes/health.routes.ts';
 import { registerKeyRoutes } from './http/routes/keys.routes.ts';
+import { registerMetricsRoutes } from './http/routes/metrics.routes.ts';
 import { registerSandboxRoutes } from './http/routes/sandboxes.routes.ts';
 import { registerSettingsRoutes } from './http/routes/settings.routes.ts';
 import { registerTargetRoutes } from './http/routes/targets.routes.ts';
 import { registerTerminalRoutes } from './http/routes/terminal.routes.ts';
+import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import type { ProviderRegistry } from './providers/provider-registry.ts';
 import { createApiKeysService } from './services/api-keys.service.ts';
 import { createBaseImagesService } from './services/base-images.service.ts';
@@ -46,14 +51,11 @@ export interface AppDeps {
   logStream?: Writable | undefined;
   /** The time source for expiries; default the system clock (tests move it). */
   clock?: Clock | undefined;
+  /** Where metrics are recorded (`GET /metrics`); default a registry of this app's own. */
+  metrics?: Metrics | undefined;
 }
 
-/** A registered route and the access it declared. */
-export interface RouteEntry {
-  method: string;
-  url: string;
-  access: string;
-}
+export type { RouteEntry } from './http/route-entry.ts';
 
 /** Largest accepted request body. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -76,9 +78,11 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   const services = createServices(deps, app.log);
   const routes: RouteEntry[] = [];
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) routes.push({ method, url: route.url, access: String(route.config?.access) });
+    const { access, feature } = route.config ?? {};
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, access: access as RouteAccess, feature });
   });
   registerErrorHandling(app);
+  registerMetricsRoutes(app, { metrics: deps.metrics ?? createMetrics({ store: deps.store }) });
   registerDrainOnClose(app);
   registerAccessControl(app, {
     mode: deps.config.deploymentMode,
@@ -97,6 +101,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerSandboxRoutes(app, services);
   registerBaseImageRoutes(app, services);
   registerTerminalRoutes(app, { ...services, authTimeoutMs: deps.config.terminalAuthTimeoutMs });
+  registerApiDocsRoutes(app, { routes, version: SANDCAST_VERSION });
   registerWebUi(app, { distDir: deps.config.webDistDir });
   return { app, services, routes };
 }

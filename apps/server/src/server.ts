@@ -6,6 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { type AppServices, buildApp, type RouteEntry } from './app.ts';
 import type { Clock } from './clock.ts';
 import { assertBindAllowed, type ServerConfig } from './config.ts';
+import { instrumentProvider } from './metrics/instrument-providers.ts';
+import { createMetrics } from './metrics/metrics.ts';
 import { defaultProviders } from './providers/default-providers.ts';
 import { createProviderRegistry, type ProviderRegistry } from './providers/provider-registry.ts';
 import { createReconciler, type Reconciler } from './reconcilers/reconciler.ts';
@@ -48,11 +50,20 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const store =
     options.store ??
     createStore(await createDb(config.databaseUrl ? { url: config.databaseUrl } : { pglite: path.join(config.dataDir, 'db') }));
-  const providers = createProviderRegistry(options.providers ?? defaultProviders(config));
+  const metrics = createMetrics({ store });
+  const providers = createProviderRegistry((options.providers ?? defaultProviders(config)).map((p) => instrumentProvider(p, metrics)));
   let sshGateway: SshGateway | null = null;
   try {
     const secrets = createSecretBox(await loadSecretKey({ dataDir: config.dataDir, configured: config.secretKey }));
-    const { app, services, routes } = buildApp({ config, store, providers, secrets, logStream: options.logStream, clock: options.clock });
+    const { app, services, routes } = buildApp({
+      config,
+      store,
+      providers,
+      secrets,
+      logStream: options.logStream,
+      clock: options.clock,
+      metrics,
+    });
     options.beforeListen?.(app);
     if (config.deploymentMode === 'authenticated') {
       const file = await services.apiKeys.bootstrapAdminKey(config.dataDir);
@@ -80,6 +91,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       setupSessions: services.setupSessions,
       log: app.log,
       intervalMs: config.reconcileIntervalMs,
+      metrics,
     });
     await reconciler.start();
     app.addHook('preClose', async () => {

@@ -72,6 +72,8 @@ export type { HealthResponse } from './health.ts';
 export { HealthResponseSchema } from './health.ts';
 export type { ApiKey, CreateApiKeyBody } from './keys.ts';
 export { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySchema } from './keys.ts';
+export type { ApiOperation } from './operations.ts';
+export { API_OPERATIONS } from './operations.ts';
 export { API_PATHS, fillPath } from './paths.ts';
 export type { CreateSandboxBody, SandboxBody } from './sandboxes.ts';
 export { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './sandboxes.ts';

@@ -31,6 +31,10 @@ export const API_PATHS = {
   sandboxes: '/api/sandboxes',
   sandbox: '/api/sandboxes/:id',
   sandboxExec: '/api/sandboxes/:id/exec',
+  openApiDocument: '/api/openapi.json',
+  apiDocs: '/api/docs',
+  apiDocsAsset: '/api/docs/:asset',
+  metrics: '/metrics',
 } as const;
 
 /** Fills `:param` placeholders, URL-encoding each value. */

@@ -6,6 +6,7 @@ import { createSandboxesRepo } from './repos/sandboxes.repo.ts';
 import { createSettingsRepo } from './repos/settings.repo.ts';
 import { createSetupSessionsRepo } from './repos/setup-sessions.repo.ts';
 import { createSshCredentialsRepo } from './repos/ssh-credentials.repo.ts';
+import { createStatusCountsRepo } from './repos/status-counts.repo.ts';
 import { createTemplatesRepo } from './repos/templates.repo.ts';
 import { createTerminalSessionsRepo } from './repos/terminal-sessions.repo.ts';
 import { createUiSessionsRepo } from './repos/ui-sessions.repo.ts';
@@ -21,6 +22,7 @@ export interface Repositories {
   terminalSessions: ReturnType<typeof createTerminalSessionsRepo>;
   sshCredentials: ReturnType<typeof createSshCredentialsRepo>;
   uiSessions: ReturnType<typeof createUiSessionsRepo>;
+  statusCounts: ReturnType<typeof createStatusCountsRepo>;
 }
 
 export function createRepositories(db: Db): Repositories {
@@ -35,6 +37,7 @@ export function createRepositories(db: Db): Repositories {
     terminalSessions: createTerminalSessionsRepo(db),
     sshCredentials: createSshCredentialsRepo(db),
     uiSessions: createUiSessionsRepo(db),
+    statusCounts: createStatusCountsRepo(db),
   };
 }
 

@@ -1,7 +1,7 @@
 import type { Principal, RouteAccess } from '@sandcast/core';
 
 /** Gates a route behind an experimental setting; it answers 403 feature_disabled while off. */
-type RouteFeature = 'environments';
+export type RouteFeature = 'environments';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

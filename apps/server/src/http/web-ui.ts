@@ -6,7 +6,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 /** What the catch-all route is called in the route table (docs/spec/http-api.md lists it). */
 const WEB_UI_ROUTE = '/*';
 
-const HTML_HEADERS = {
+/** Headers of every HTML page the server sends: no framing, no foreign script. */
+export const HTML_HEADERS = {
   'cache-control': 'no-cache',
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',

@@ -2,6 +2,7 @@ import { isActiveSetupSession } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import type { ManagedInstance, SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import type { SetupSessionsService } from '../services/custom-images/setup-sessions.service.ts';
 import { withTimeout } from '../with-timeout.ts';
@@ -28,6 +29,8 @@ export function createReconciler(deps: {
   setupSessions: SetupSessionsService;
   log: FastifyBaseLogger;
   intervalMs: number;
+  /** Counts and times every pass. */
+  metrics?: Pick<Metrics, 'reconcilerPasses' | 'reconcilerPassDuration'> | undefined;
 }): Reconciler {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<{ expired: number; removed: number }> | null = null;
@@ -109,8 +112,22 @@ export function createReconciler(deps: {
     return { expired, removed };
   };
 
+  const measuredPass = async () => {
+    const stop = deps.metrics?.reconcilerPassDuration.startTimer();
+    try {
+      const result = await pass();
+      deps.metrics?.reconcilerPasses.inc({ outcome: 'ok' });
+      return result;
+    } catch (error) {
+      deps.metrics?.reconcilerPasses.inc({ outcome: 'failed' });
+      throw error;
+    } finally {
+      stop?.();
+    }
+  };
+
   const runOnce = () => {
-    running ??= pass().finally(() => {
+    running ??= measuredPass().finally(() => {
       running = null;
     });
     return running;

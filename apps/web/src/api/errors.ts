@@ -1,4 +1,4 @@
-import { SandcastApiError, SandcastConnectionError } from '@sandcast/client';
+import { SandcastApiError, type SandcastApiErrorCode, SandcastConnectionError } from '@sandcast/client';
 
 /** What to show people for a failed request: the API's own message, which says what to do next. */
 export function errorMessage(error: unknown): string {
@@ -9,7 +9,7 @@ export function errorMessage(error: unknown): string {
 }
 
 /** The API's error code, for matching (never match on message text). */
-export function errorCode(error: unknown): string | null {
+export function errorCode(error: unknown): SandcastApiErrorCode | null {
   return error instanceof SandcastApiError ? error.code : null;
 }
 

@@ -1,0 +1,341 @@
+import { z } from 'zod';
+import { ActivityListSchema, ActivityQuerySchema } from './activity.ts';
+import { AuthSessionSchema, LoginBodySchema, LogoutAnswerSchema } from './auth.ts';
+import { BaseImageListSchema, BuildBaseImageBodySchema, ImageOperationLineSchema, ImportBaseImageQuerySchema } from './base-images.ts';
+import {
+  CancelSetupAnswerSchema,
+  CancelSetupBodySchema,
+  CustomImageOverviewSchema,
+  CustomImageTemplateListSchema,
+  DisableAnswerSchema,
+  DisableQuerySchema,
+  ExecBodySchema,
+  ExecResultSchema,
+  FinishSetupAnswerSchema,
+  FinishSetupBodySchema,
+  ProbeAnswerSchema,
+  RelinkAnswerSchema,
+  RelinkBodySchema,
+  RollbackAnswerSchema,
+  SetupChangesSchema,
+  SetupSessionAnswerSchema,
+  StartSetupSessionBodySchema,
+} from './custom-images.ts';
+import {
+  CreateEnvironmentBodySchema,
+  EnvironmentListSchema,
+  EnvironmentRevisionListSchema,
+  EnvironmentSchema,
+  UpdateEnvironmentAnswerSchema,
+  UpdateEnvironmentBodySchema,
+} from './environments.ts';
+import { HealthResponseSchema } from './health.ts';
+import { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySchema } from './keys.ts';
+import { API_PATHS } from './paths.ts';
+import { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './sandboxes.ts';
+import { InstanceSettingsPatchSchema, InstanceSettingsSchema } from './settings.ts';
+import { SandboxTargetListSchema } from './targets.ts';
+import { TerminalSessionTokenAnswerSchema, TerminalSocketQuerySchema } from './terminal.ts';
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/**
+ * One operation of the HTTP API, as the OpenAPI document (`GET /api/openapi.json`) describes it.
+ * Path parameters come from the `:name` segments of `path`. A JSON body or answer names its
+ * schema; anything else names its media type. Who may call it is not here: the server's route
+ * declares that, and the document takes it from there.
+ */
+export interface ApiOperation {
+  method: Method;
+  /** A value of API_PATHS. */
+  path: string;
+  tag: 'meta' | 'auth' | 'settings' | 'environments' | 'custom images' | 'sandboxes' | 'base images' | 'keys' | 'activity';
+  summary: string;
+  query?: z.ZodObject | undefined;
+  /** A JSON body, or the media type of a raw one. */
+  body?: z.ZodType | { mediaType: string; description: string } | undefined;
+  /** Default 200. */
+  status?: 200 | 201 | undefined;
+  /** A JSON answer, or the media type of another kind (a stream, a page, a file). */
+  answer: z.ZodType | { mediaType: string; description: string; schema?: z.ZodType | undefined };
+  /** A WebSocket upgrade rather than a plain request. */
+  websocket?: true | undefined;
+}
+
+const ndjsonProgress = {
+  mediaType: 'application/x-ndjson',
+  description: 'One JSON line per step: `progress`, then `done` with the image, or `error` with an error code.',
+  schema: ImageOperationLineSchema,
+};
+
+/** Every operation of the API; a test fails when a registered route is missing from it. */
+export const API_OPERATIONS: readonly ApiOperation[] = [
+  {
+    method: 'GET',
+    path: API_PATHS.health,
+    tag: 'meta',
+    summary: 'Server health, version, database kind and deployment mode',
+    answer: HealthResponseSchema,
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.openApiDocument,
+    tag: 'meta',
+    summary: 'This OpenAPI document',
+    answer: { mediaType: 'application/json', description: 'An OpenAPI 3.1 document.' },
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.apiDocs,
+    tag: 'meta',
+    summary: 'Interactive API documentation',
+    answer: { mediaType: 'text/html', description: 'A page.' },
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.apiDocsAsset,
+    tag: 'meta',
+    summary: 'A script or style sheet of the documentation page',
+    answer: { mediaType: 'application/octet-stream', description: 'One of a fixed set of files; anything else is 404.' },
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.metrics,
+    tag: 'meta',
+    summary: 'Metrics in the Prometheus text format',
+    answer: { mediaType: 'text/plain', description: 'Prometheus exposition format 0.0.4.' },
+  },
+  { method: 'GET', path: API_PATHS.authSession, tag: 'auth', summary: 'Who the caller is', answer: AuthSessionSchema },
+  {
+    method: 'POST',
+    path: API_PATHS.authSession,
+    tag: 'auth',
+    summary: 'Log the web UI in with an API key (sets the session cookie)',
+    body: LoginBodySchema,
+    status: 201,
+    answer: AuthSessionSchema,
+  },
+  { method: 'DELETE', path: API_PATHS.authSession, tag: 'auth', summary: "End the cookie's session", answer: LogoutAnswerSchema },
+  { method: 'GET', path: API_PATHS.instanceSettings, tag: 'settings', summary: 'Instance settings', answer: InstanceSettingsSchema },
+  {
+    method: 'PATCH',
+    path: API_PATHS.instanceSettings,
+    tag: 'settings',
+    summary: 'Change some instance settings',
+    body: InstanceSettingsPatchSchema,
+    answer: InstanceSettingsSchema,
+  },
+  { method: 'GET', path: API_PATHS.environments, tag: 'environments', summary: 'List environments', answer: EnvironmentListSchema },
+  {
+    method: 'POST',
+    path: API_PATHS.environments,
+    tag: 'environments',
+    summary: 'Create an environment (revision 1)',
+    body: CreateEnvironmentBodySchema,
+    status: 201,
+    answer: EnvironmentSchema,
+  },
+  { method: 'GET', path: API_PATHS.environment, tag: 'environments', summary: 'One environment', answer: EnvironmentSchema },
+  {
+    method: 'PATCH',
+    path: API_PATHS.environment,
+    tag: 'environments',
+    summary: 'Edit an environment; a real change inserts a revision',
+    body: UpdateEnvironmentBodySchema,
+    answer: UpdateEnvironmentAnswerSchema,
+  },
+  { method: 'DELETE', path: API_PATHS.environment, tag: 'environments', summary: 'Delete an environment', answer: EnvironmentSchema },
+  {
+    method: 'GET',
+    path: API_PATHS.environmentRevisions,
+    tag: 'environments',
+    summary: "An environment's revisions, newest first",
+    answer: EnvironmentRevisionListSchema,
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.sandboxTargets,
+    tag: 'environments',
+    summary: 'Providers, their availability, capabilities and config schema',
+    answer: SandboxTargetListSchema,
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.activity,
+    tag: 'activity',
+    summary: 'Recent activity, newest first',
+    query: ActivityQuerySchema,
+    answer: ActivityListSchema,
+  },
+  { method: 'GET', path: API_PATHS.apiKeys, tag: 'keys', summary: 'API keys (never the secrets)', answer: ApiKeyListSchema },
+  {
+    method: 'POST',
+    path: API_PATHS.apiKeys,
+    tag: 'keys',
+    summary: 'Create an API key; its secret is shown only here',
+    body: CreateApiKeyBodySchema,
+    status: 201,
+    answer: CreatedApiKeySchema,
+  },
+  { method: 'DELETE', path: API_PATHS.apiKey, tag: 'keys', summary: 'Revoke an API key', answer: z.object({ key: ApiKeySchema }) },
+  {
+    method: 'GET',
+    path: API_PATHS.customImageOverview,
+    tag: 'custom images',
+    summary: "The environment's active image, sessions and capability",
+    answer: CustomImageOverviewSchema,
+  },
+  {
+    method: 'DELETE',
+    path: API_PATHS.customImageOverview,
+    tag: 'custom images',
+    summary: 'Disable the active image (runs use the base config)',
+    query: DisableQuerySchema,
+    answer: DisableAnswerSchema,
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.customImageTemplates,
+    tag: 'custom images',
+    summary: 'Every image of the environment, newest first',
+    answer: CustomImageTemplateListSchema,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.setupSessions,
+    tag: 'custom images',
+    summary: 'Start a setup session',
+    body: StartSetupSessionBodySchema,
+    status: 201,
+    answer: SetupSessionAnswerSchema,
+  },
+  { method: 'GET', path: API_PATHS.setupSession, tag: 'custom images', summary: 'A setup session', answer: SetupSessionAnswerSchema },
+  {
+    method: 'GET',
+    path: API_PATHS.setupSessionChanges,
+    tag: 'custom images',
+    summary: 'What the setup sandbox changed',
+    answer: SetupChangesSchema,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.setupSessionExec,
+    tag: 'custom images',
+    summary: 'Run a command in the setup sandbox',
+    body: ExecBodySchema,
+    answer: ExecResultSchema,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.setupSessionFinish,
+    tag: 'custom images',
+    summary: 'Capture the setup sandbox as the active image',
+    body: FinishSetupBodySchema,
+    answer: FinishSetupAnswerSchema,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.setupSessionCancel,
+    tag: 'custom images',
+    summary: 'Cancel a setup session',
+    body: CancelSetupBodySchema,
+    answer: CancelSetupAnswerSchema,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.terminalSessionToken,
+    tag: 'custom images',
+    summary: 'A single-use connect token for the browser terminal',
+    status: 201,
+    answer: TerminalSessionTokenAnswerSchema,
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.terminalSocket,
+    tag: 'custom images',
+    summary: 'The browser terminal (WebSocket; the token travels in the first frame, see ws-terminal.md)',
+    query: TerminalSocketQuerySchema,
+    answer: { mediaType: 'application/json', description: 'Switching protocols to a WebSocket.' },
+    websocket: true,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.customImageRollback,
+    tag: 'custom images',
+    summary: 'Swap the active image with the one it superseded',
+    answer: RollbackAnswerSchema,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.customImageRelink,
+    tag: 'custom images',
+    summary: 'Relink a detached image to the current config',
+    body: RelinkBodySchema,
+    answer: RelinkAnswerSchema,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.environmentProbe,
+    tag: 'custom images',
+    summary: 'Boot a sandbox as a run would, check it, remove it',
+    answer: ProbeAnswerSchema,
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.baseImages,
+    tag: 'base images',
+    summary: 'Base images a provider keeps itself',
+    answer: BaseImageListSchema,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.baseImageImport,
+    tag: 'base images',
+    summary: 'Import a rootfs tarball or `docker save` archive',
+    query: ImportBaseImageQuerySchema,
+    body: { mediaType: 'application/x-tar', description: 'The archive.' },
+    answer: ndjsonProgress,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.baseImageBuild,
+    tag: 'base images',
+    summary: 'Build a base image from distribution packages',
+    body: BuildBaseImageBodySchema,
+    answer: ndjsonProgress,
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.baseImageExport,
+    tag: 'base images',
+    summary: 'Export a base image as an archive `docker load` accepts',
+    answer: { mediaType: 'application/x-tar', description: 'The archive.' },
+  },
+  {
+    method: 'DELETE',
+    path: API_PATHS.baseImage,
+    tag: 'base images',
+    summary: 'Remove a base image',
+    answer: z.object({ removed: z.string() }),
+  },
+  { method: 'GET', path: API_PATHS.sandboxes, tag: 'sandboxes', summary: 'Sandboxes, newest first', answer: SandboxListSchema },
+  {
+    method: 'POST',
+    path: API_PATHS.sandboxes,
+    tag: 'sandboxes',
+    summary: "Create a sandbox from an environment's active image",
+    body: CreateSandboxBodySchema,
+    status: 201,
+    answer: SandboxSchema,
+  },
+  { method: 'GET', path: API_PATHS.sandbox, tag: 'sandboxes', summary: 'One sandbox', answer: SandboxSchema },
+  { method: 'DELETE', path: API_PATHS.sandbox, tag: 'sandboxes', summary: 'Delete a sandbox', answer: SandboxSchema },
+  {
+    method: 'POST',
+    path: API_PATHS.sandboxExec,
+    tag: 'sandboxes',
+    summary: 'Run a command in a sandbox',
+    body: ExecBodySchema,
+    answer: ExecResultSchema,
+  },
+];
