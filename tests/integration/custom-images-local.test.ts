@@ -30,7 +30,7 @@ describe.skipIf(!runnable)(`custom images on the local provider [${REAL_PROVIDER
     t = server();
   });
 
-  it('captures by rename; boots, refreshes, rolls back, disables; cancel and expiry change nothing', async () => {
+  it('captures into a layer; boots, refreshes, rolls back, disables; cancel and expiry change nothing', async () => {
     const env = await t.client.environments.create({ name: 'local-lifecycle', provider: 'local', config: {} });
     const { v1, v2 } = await runCustomImageLifecycle({ client: t.client, environmentId: env.id, advanceClock });
     expect(v1.kind).toBe('image');

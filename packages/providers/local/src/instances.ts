@@ -9,7 +9,7 @@ import type { ImageConfig, ImageRecord } from './image-types.ts';
 import { type Layout, writeJsonAtomic } from './layout.ts';
 import { mountOverlay, mountsUnder, unmount } from './overlay.ts';
 import { killQuietly, processStartTime, runOk, sleep } from './proc.ts';
-import { INIT_OOM_SCORE_ADJ, type SandboxSpawnSpec, startInit } from './runtime.ts';
+import { INIT_GONE, INIT_OOM_SCORE_ADJ, type SandboxSpawnSpec, startInit } from './runtime.ts';
 
 /** Sandbox processes' score when the init could not get -1000: above the init's 0 (raising needs no privilege). */
 const EXEC_OOM_SCORE_ADJ = 500;
@@ -96,6 +96,21 @@ export class Instances {
   async initGone(record: InstanceRecord): Promise<string> {
     const log = (await readFile(join(this.dir(record.id), 'init.log'), 'utf8').catch(() => '')).trim().split('\n').at(-1);
     return `its init (pid ${record.initPid}) is gone (killed, or the machine restarted)${log ? `; init.log: ${log.slice(0, 300)}` : ''}`;
+  }
+
+  /**
+   * Whether a failed command failed because the sandbox's init died under it. A pid namespace
+   * whose init is exiting refuses forks with ENOMEM while the init's pid still reads alive for a
+   * moment: then wait (bounded) for it to go. (A full pids limit gives EAGAIN, not this.)
+   */
+  async diedDuring(record: InstanceRecord, stderr: string): Promise<boolean> {
+    if (!(await this.isAlive(record))) return true;
+    if (!/^bwrap: Can't fork: Cannot allocate memory/m.test(stderr) && !stderr.includes(INIT_GONE)) return false;
+    for (let attempt = 0; attempt < 100; attempt++) {
+      if (!(await this.isAlive(record))) return true;
+      await sleep(10);
+    }
+    return false;
   }
 
   /** The record of a live instance, or null (unknown, torn down, or its init is gone). */

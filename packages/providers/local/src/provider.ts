@@ -383,7 +383,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const record = await liveRecord(instanceId);
       const result = await runIn(record, request);
       // The init died while the command started or ran: its output is the runtime's, not the command's.
-      if (result.exitCode !== 0 && !(await instances!.isAlive(record)))
+      if (result.exitCode !== 0 && (await instances!.diedDuring(record, result.stderr.toString('utf8'))))
         throw localError('not_found', `sandbox ${instanceId} stopped: ${await instances!.initGone(record)}; create a new one`);
       return {
         exitCode: result.exitCode,

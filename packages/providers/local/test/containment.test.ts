@@ -150,6 +150,18 @@ describe('local provider containment', () => {
     await temp.provider.destroy(instanceId);
   });
 
+  test('a command running when the init dies ends in a provider error, not in output of the runtime', async () => {
+    const { instanceId } = await temp.provider.create({ sandboxId: 'dies-mid', environmentId: 'env', config: BASE_CONFIG });
+    const { initPid } = await record(instanceId);
+    const running = temp.provider.exec(instanceId, { command: ['sh', '-c', 'touch /tmp/started; exec sleep 30'] }).catch((e: unknown) => e);
+    let started = false;
+    for (let attempt = 0; attempt < 100 && !started; attempt++) started = (await sh('test -e /tmp/started', instanceId)).exitCode === 0;
+    expect(started).toBe(true);
+    process.kill(initPid, 'SIGKILL');
+    expect(await running).toMatchObject({ code: 'not_found', message: expect.stringMatching(/stopped: its init \(pid \d+\) is gone/) });
+    await temp.provider.destroy(instanceId);
+  });
+
   test('disk: a file within diskMb is written; writing past it fails with ENOSPC; the host holds at most diskMb', async () => {
     expect((await sh('dd if=/dev/zero of=/workspace/within bs=1M count=16 2>&1 && echo ok')).stdout).toMatch(/ok\n$/);
     const past = await sh('dd if=/dev/zero of=/var/past bs=1M count=200 2>&1; echo "exit=$?"');
