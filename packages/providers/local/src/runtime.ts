@@ -114,6 +114,7 @@ const HOST_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 
 /** Where the init binary is bound inside: /dev is bwrap's own tmpfs, so nothing lands in the rootfs. */
 const INIT_PATH = '/dev/.sandcast-init';
+const READY_TIMEOUT_MS = 30_000;
 /** The score that keeps the OOM killer off the init: its death ends the whole sandbox. */
 export const INIT_OOM_SCORE_ADJ = -1000;
 
@@ -154,9 +155,15 @@ export function startInit(spec: SandboxProcessSpec & { holdFifo: string; logFile
     let infoText = '';
     let readyText = '';
     let settled = false;
+    // bwrap's setup takes milliseconds; one that hangs (a stuck mount, say) is an error, not a wait.
+    const timer = setTimeout(
+      () => finish(new Error(`the sandbox init did not report ready within ${READY_TIMEOUT_MS / 1000} s; see ${spec.logFile}`)),
+      READY_TIMEOUT_MS,
+    );
     const finish = (error: Error | null) => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
       ready.destroy();
       info.unref?.();
       child.unref();
