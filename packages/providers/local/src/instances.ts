@@ -291,7 +291,7 @@ export class Instances {
  * A path as the sandbox resolves it: absolute, `.` and `..` folded at its own root, so nothing
  * built from it on the host can leave the rootfs. NUL cannot be passed to a process: refused.
  */
-export function sandboxPath(path: string): string {
+function sandboxPath(path: string): string {
   if (path.includes('\0')) throw localError('invalid_config', 'a sandbox path may not contain NUL bytes');
   return posix.resolve('/', path);
 }

@@ -54,10 +54,10 @@ export interface SandboxProcessSpec {
  * user namespace, so a writable /proc/sys would be the host's kernel settings (core_pattern runs
  * a program as host root). bwrap covers these itself only when it is not privileged.
  */
-export const READ_ONLY_PROC_PATHS = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'] as const;
+const READ_ONLY_PROC_PATHS = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'] as const;
 
 /** The OCI defaults' masked paths: files hidden behind /dev/null, directories behind an empty read-only tmpfs. */
-export const MASKED_PROC_PATHS = [
+const MASKED_PROC_PATHS = [
   '/proc/acpi',
   '/proc/asound',
   '/proc/kcore',
@@ -76,7 +76,7 @@ export const MASKED_PROC_PATHS = [
  * read-only; what it shows still follows the reader's namespaces (its hostname, its network's
  * sysctls). Paths this kernel does not have are skipped: bwrap cannot create files in proc.
  */
-export function procProtectionArgs(exists: (path: string) => boolean = existsSync): string[] {
+function procProtectionArgs(exists: (path: string) => boolean = existsSync): string[] {
   const args: string[] = [];
   for (const path of READ_ONLY_PROC_PATHS) if (exists(path)) args.push('--ro-bind', path, path);
   for (const path of MASKED_PROC_PATHS) {

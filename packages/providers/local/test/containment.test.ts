@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import type { PtyStream } from '@sandcast/provider-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localConfigSchema } from '../src/index.ts';
-import { KEPT_CAPABILITIES } from '../src/runtime.ts';
-import { attackScript, DOCKER_DEFAULT_CAPS, escapesIn, restoreSysctls, snapshotSysctls } from './host-sysctls.ts';
+import { attackScript, DOCKER_DEFAULT_CAPS, escapesIn, KEPT_CAPABILITIES, restoreSysctls, snapshotSysctls } from '../src/testing.ts';
 import { BASE_CONFIG, requireLocal, type TempProvider, tempProvider } from './support.ts';
 
 /** Issue 10 findings 1, 7, 9 and 12 on the provider itself; the same attacks through the API are in tests/hostile. */
