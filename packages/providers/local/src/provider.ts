@@ -130,6 +130,12 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       };
     if (!compileSeccompFilter())
       return { available: false, reason: `no seccomp profile for the ${process.arch} architecture; use x64 or arm64` };
+    if (!existsSync('/dev/loop-control'))
+      return {
+        available: false,
+        reason:
+          'no loop devices (/dev/loop-control is missing); each sandbox gets a size-capped disk on one: load the module with `modprobe loop`',
+      };
     if (!(await commandExists('mkfs.ext4')))
       return {
         available: false,
