@@ -1,4 +1,4 @@
-import { appendFile, lstat, mkdir, readdir, readFile } from 'node:fs/promises';
+import { appendFile, chmod, lstat, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import type { Cgroups } from './cgroups.ts';
 import type { LocalConfig } from './config.ts';
@@ -139,9 +139,13 @@ export class Instances {
       const cgroup = this.cgroups.createSandbox(id, config).then(() => this.cgroups.createChild(id, 'init'));
       await mountInstanceDisk({ file: join(dir, 'disk.img'), mountPoint: disk, sizeMb: config.diskMb });
       await Promise.all(['upper', 'work'].map((sub) => mkdir(join(disk, sub))));
+      // An upper dir's mode is the mode of the directory it covers inside (`/`, `/usr`): set it
+      // explicitly, whatever the server's umask (077 would make them 0700 for the sandbox's users).
+      await chmod(join(disk, 'upper'), 0o755);
       for (const hostDir of image.hostDirs) {
         await mkdir(join(disk, 'host', hostDirKey(hostDir), 'upper'), { recursive: true });
         await mkdir(join(disk, 'host', hostDirKey(hostDir), 'work'), { recursive: true });
+        await chmod(join(disk, 'host', hostDirKey(hostDir), 'upper'), (await stat(hostDir)).mode & 0o7777);
       }
       const lower = [...image.layers].reverse();
       await mountOverlay({ lower, upper: join(disk, 'upper'), work: join(disk, 'work'), target: rootfs, cwd: params.layersDir });
@@ -302,7 +306,9 @@ async function ensureDirInside(rootfs: string, path: string): Promise<void> {
   for (const part of sandboxPath(path).split('/').filter(Boolean)) {
     current = join(current, part);
     const stat = await lstat(current).catch(() => null);
-    if (!stat) await mkdir(current, { mode: 0o755 });
-    else if (!stat.isDirectory()) return;
+    if (!stat) {
+      await mkdir(current);
+      await chmod(current, 0o755); // not the server's umask
+    } else if (!stat.isDirectory()) return;
   }
 }

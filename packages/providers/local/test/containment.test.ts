@@ -201,6 +201,25 @@ describe('local provider containment', () => {
     await temp.provider.destroy(booted.instanceId);
   });
 
+  test('a server running with umask 077 still gives sandboxes a usable /, /usr and workdir', async () => {
+    const previous = process.umask(0o077);
+    try {
+      const { instanceId } = await temp.provider.create({
+        sandboxId: 'umask',
+        environmentId: 'env',
+        config: { ...BASE_CONFIG, workdir: '/srv/app' },
+      });
+      const seen = await sh(
+        'stat -c "%a %n" / /usr /srv/app; su nobody -s /bin/sh -c "test -x /usr/bin/env && echo nobody-ok" 2>&1',
+        instanceId,
+      );
+      expect(seen.stdout).toBe('755 /\n755 /usr\n755 /srv/app\nnobody-ok\n');
+      await temp.provider.destroy(instanceId);
+    } finally {
+      process.umask(previous);
+    }
+  });
+
   test('workdir: ".." is refused by the config schema with a message', async () => {
     const parsed = localConfigSchema.safeParse({ workdir: '/../../../../tmp/x' });
     expect(parsed.success).toBe(false);
