@@ -1,12 +1,15 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { testDatabases } from '@sandcast/db/testing';
 import { createLocalProvider } from '@sandcast/provider-local';
+import {
+  attackScript,
+  escapesIn,
+  KEPT_CAPABILITIES,
+  localSkipReason,
+  restoreSysctls,
+  snapshotSysctls,
+} from '@sandcast/provider-local/testing';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { KEPT_CAPABILITIES } from '../../packages/providers/local/src/runtime.ts';
-import { attackScript, escapesIn, restoreSysctls, snapshotSysctls } from '../../packages/providers/local/test/host-sysctls.ts';
 import { enableEnvironments, type TestServer } from '../integration/support/harness.ts';
 import { REAL_PROVIDER_DATABASE, requireForSuite } from '../integration/support/lifecycle.ts';
 import { attack, startHostileServer } from './support/attack.ts';
@@ -16,16 +19,6 @@ import { attack, startHostileServer } from './support/attack.ts';
  * through the API a client or agent uses: sandbox exec and setup-session exec (the browser
  * terminal and SSH share the same runtime; the provider's own tests cover the PTY).
  */
-async function localSkipReason(): Promise<string | null> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'sandcast-local-probe-'));
-  try {
-    const availability = await createLocalProvider({ dataDir: dir }).availability();
-    return availability.available ? null : availability.reason;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
 const runnable = requireForSuite('hostile local-sandbox', await localSkipReason());
 
 describe.skipIf(!runnable)('hostile: local sandbox code against the host', () => {

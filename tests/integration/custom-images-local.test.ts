@@ -5,21 +5,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { dockerSkipReason, TEST_IMAGE } from '@sandcast/provider-docker/testing';
 import { createLocalProvider } from '@sandcast/provider-local';
+import { localSkipReason } from '@sandcast/provider-local/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from './support/harness.ts';
 import { REAL_PROVIDER_DATABASE, requireForSuite, runCustomImageLifecycle, useRealProviderServer } from './support/lifecycle.ts';
 
 const exec = promisify(execFile);
-
-async function localSkipReason(): Promise<string | null> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'sandcast-local-probe-'));
-  try {
-    const availability = await createLocalProvider({ dataDir: dir }).availability();
-    return availability.available ? null : availability.reason;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 const runnable = requireForSuite('custom-images-local', await localSkipReason());
 
@@ -30,7 +21,7 @@ describe.skipIf(!runnable)(`custom images on the local provider [${REAL_PROVIDER
     t = server();
   });
 
-  it('captures by rename; boots, refreshes, rolls back, disables; cancel and expiry change nothing', async () => {
+  it('captures into a layer; boots, refreshes, rolls back, disables; cancel and expiry change nothing', async () => {
     const env = await t.client.environments.create({ name: 'local-lifecycle', provider: 'local', config: {} });
     const { v1, v2 } = await runCustomImageLifecycle({ client: t.client, environmentId: env.id, advanceClock });
     expect(v1.kind).toBe('image');

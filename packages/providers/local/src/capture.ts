@@ -52,7 +52,7 @@ export async function captureSetup(params: {
     progress({ phase: 'copying the change off the sandbox disk', fraction: 0.6 });
     frozen = await store.stagingDir('capture');
     // -a keeps owners, modes, hard links, xattrs (overlay's opaque marks) and whiteout devices.
-    await runOk('cp', ['-a', '--', `${root!.dir}/.`, frozen]);
+    await runOk('cp', ['-a', '--reflink=auto', '--', `${root!.dir}/.`, frozen]);
   }
   const layer = await store.adoptLayer(frozen);
   let layers = [...record.layers, layer.id];

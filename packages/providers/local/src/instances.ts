@@ -1,4 +1,4 @@
-import { appendFile, lstat, mkdir, readdir, readFile } from 'node:fs/promises';
+import { appendFile, chmod, lstat, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import type { Cgroups } from './cgroups.ts';
 import type { LocalConfig } from './config.ts';
@@ -9,7 +9,7 @@ import type { ImageConfig, ImageRecord } from './image-types.ts';
 import { type Layout, writeJsonAtomic } from './layout.ts';
 import { mountOverlay, mountsUnder, unmount } from './overlay.ts';
 import { killQuietly, processStartTime, runOk, sleep } from './proc.ts';
-import { INIT_OOM_SCORE_ADJ, type SandboxSpawnSpec, startInit } from './runtime.ts';
+import { INIT_GONE, INIT_OOM_SCORE_ADJ, type SandboxSpawnSpec, startInit } from './runtime.ts';
 
 /** Sandbox processes' score when the init could not get -1000: above the init's 0 (raising needs no privilege). */
 const EXEC_OOM_SCORE_ADJ = 500;
@@ -98,6 +98,21 @@ export class Instances {
     return `its init (pid ${record.initPid}) is gone (killed, or the machine restarted)${log ? `; init.log: ${log.slice(0, 300)}` : ''}`;
   }
 
+  /**
+   * Whether a failed command failed because the sandbox's init died under it. A pid namespace
+   * whose init is exiting refuses forks with ENOMEM while the init's pid still reads alive for a
+   * moment: then wait (bounded) for it to go. (A full pids limit gives EAGAIN, not this.)
+   */
+  async diedDuring(record: InstanceRecord, stderr: string): Promise<boolean> {
+    if (!(await this.isAlive(record))) return true;
+    if (!/^bwrap: Can't fork: Cannot allocate memory/m.test(stderr) && !stderr.includes(INIT_GONE)) return false;
+    for (let attempt = 0; attempt < 100; attempt++) {
+      if (!(await this.isAlive(record))) return true;
+      await sleep(10);
+    }
+    return false;
+  }
+
   /** The record of a live instance, or null (unknown, torn down, or its init is gone). */
   async live(id: string): Promise<InstanceRecord | null> {
     const record = await this.load(id);
@@ -124,9 +139,13 @@ export class Instances {
       const cgroup = this.cgroups.createSandbox(id, config).then(() => this.cgroups.createChild(id, 'init'));
       await mountInstanceDisk({ file: join(dir, 'disk.img'), mountPoint: disk, sizeMb: config.diskMb });
       await Promise.all(['upper', 'work'].map((sub) => mkdir(join(disk, sub))));
+      // An upper dir's mode is the mode of the directory it covers inside (`/`, `/usr`): set it
+      // explicitly, whatever the server's umask (077 would make them 0700 for the sandbox's users).
+      await chmod(join(disk, 'upper'), 0o755);
       for (const hostDir of image.hostDirs) {
         await mkdir(join(disk, 'host', hostDirKey(hostDir), 'upper'), { recursive: true });
         await mkdir(join(disk, 'host', hostDirKey(hostDir), 'work'), { recursive: true });
+        await chmod(join(disk, 'host', hostDirKey(hostDir), 'upper'), (await stat(hostDir)).mode & 0o7777);
       }
       const lower = [...image.layers].reverse();
       await mountOverlay({ lower, upper: join(disk, 'upper'), work: join(disk, 'work'), target: rootfs, cwd: params.layersDir });
@@ -276,7 +295,7 @@ export class Instances {
  * A path as the sandbox resolves it: absolute, `.` and `..` folded at its own root, so nothing
  * built from it on the host can leave the rootfs. NUL cannot be passed to a process: refused.
  */
-export function sandboxPath(path: string): string {
+function sandboxPath(path: string): string {
   if (path.includes('\0')) throw localError('invalid_config', 'a sandbox path may not contain NUL bytes');
   return posix.resolve('/', path);
 }
@@ -287,7 +306,9 @@ async function ensureDirInside(rootfs: string, path: string): Promise<void> {
   for (const part of sandboxPath(path).split('/').filter(Boolean)) {
     current = join(current, part);
     const stat = await lstat(current).catch(() => null);
-    if (!stat) await mkdir(current, { mode: 0o755 });
-    else if (!stat.isDirectory()) return;
+    if (!stat) {
+      await mkdir(current);
+      await chmod(current, 0o755); // not the server's umask
+    } else if (!stat.isDirectory()) return;
   }
 }

@@ -113,6 +113,12 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       };
     if (!compileSeccompFilter())
       return { available: false, reason: `no seccomp profile for the ${process.arch} architecture; use x64 or arm64` };
+    if (!existsSync('/dev/loop-control'))
+      return {
+        available: false,
+        reason:
+          'no loop devices (/dev/loop-control is missing); each sandbox gets a size-capped disk on one: load the module with `modprobe loop`',
+      };
     if (!(await commandExists('mkfs.ext4')))
       return {
         available: false,
@@ -310,7 +316,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const result = await runIn(record, request);
       // The init died while the command started or ran: its output is the runtime's, not the command's.
       const { instances } = await ensureReady();
-      if (result.exitCode !== 0 && !(await instances.isAlive(record)))
+      if (result.exitCode !== 0 && (await instances.diedDuring(record, result.stderr.toString('utf8'))))
         throw localError('not_found', `sandbox ${instanceId} stopped: ${await instances.initGone(record)}; create a new one`);
       return {
         exitCode: result.exitCode,

@@ -54,10 +54,10 @@ export interface SandboxProcessSpec {
  * user namespace, so a writable /proc/sys would be the host's kernel settings (core_pattern runs
  * a program as host root). bwrap covers these itself only when it is not privileged.
  */
-export const READ_ONLY_PROC_PATHS = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'] as const;
+const READ_ONLY_PROC_PATHS = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'] as const;
 
 /** The OCI defaults' masked paths: files hidden behind /dev/null, directories behind an empty read-only tmpfs. */
-export const MASKED_PROC_PATHS = [
+const MASKED_PROC_PATHS = [
   '/proc/acpi',
   '/proc/asound',
   '/proc/kcore',
@@ -76,7 +76,7 @@ export const MASKED_PROC_PATHS = [
  * read-only; what it shows still follows the reader's namespaces (its hostname, its network's
  * sysctls). Paths this kernel does not have are skipped: bwrap cannot create files in proc.
  */
-export function procProtectionArgs(exists: (path: string) => boolean = existsSync): string[] {
+function procProtectionArgs(exists: (path: string) => boolean = existsSync): string[] {
   const args: string[] = [];
   for (const path of READ_ONLY_PROC_PATHS) if (exists(path)) args.push('--ro-bind', path, path);
   for (const path of MASKED_PROC_PATHS) {
@@ -114,6 +114,7 @@ const HOST_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 
 /** Where the init binary is bound inside: /dev is bwrap's own tmpfs, so nothing lands in the rootfs. */
 const INIT_PATH = '/dev/.sandcast-init';
+const READY_TIMEOUT_MS = 30_000;
 /** The score that keeps the OOM killer off the init: its death ends the whole sandbox. */
 export const INIT_OOM_SCORE_ADJ = -1000;
 
@@ -154,9 +155,15 @@ export function startInit(spec: SandboxProcessSpec & { holdFifo: string; logFile
     let infoText = '';
     let readyText = '';
     let settled = false;
+    // bwrap's setup takes milliseconds; one that hangs (a stuck mount, say) is an error, not a wait.
+    const timer = setTimeout(
+      () => finish(new Error(`the sandbox init did not report ready within ${READY_TIMEOUT_MS / 1000} s; see ${spec.logFile}`)),
+      READY_TIMEOUT_MS,
+    );
     const finish = (error: Error | null) => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
       ready.destroy();
       info.unref?.();
       child.unref();

@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import type { PtyStream } from '@sandcast/provider-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localConfigSchema } from '../src/index.ts';
-import { KEPT_CAPABILITIES } from '../src/runtime.ts';
-import { attackScript, DOCKER_DEFAULT_CAPS, escapesIn, restoreSysctls, snapshotSysctls } from './host-sysctls.ts';
+import { attackScript, DOCKER_DEFAULT_CAPS, escapesIn, KEPT_CAPABILITIES, restoreSysctls, snapshotSysctls } from '../src/testing.ts';
 import { BASE_CONFIG, requireLocal, type TempProvider, tempProvider } from './support.ts';
 
 /** Issue 10 findings 1, 7, 9 and 12 on the provider itself; the same attacks through the API are in tests/hostile. */
@@ -150,6 +149,18 @@ describe('local provider containment', () => {
     await temp.provider.destroy(instanceId);
   });
 
+  test('a command running when the init dies ends in a provider error, not in output of the runtime', async () => {
+    const { instanceId } = await temp.provider.create({ sandboxId: 'dies-mid', environmentId: 'env', config: BASE_CONFIG });
+    const { initPid } = await record(instanceId);
+    const running = temp.provider.exec(instanceId, { command: ['sh', '-c', 'touch /tmp/started; exec sleep 30'] }).catch((e: unknown) => e);
+    let started = false;
+    for (let attempt = 0; attempt < 100 && !started; attempt++) started = (await sh('test -e /tmp/started', instanceId)).exitCode === 0;
+    expect(started).toBe(true);
+    process.kill(initPid, 'SIGKILL');
+    expect(await running).toMatchObject({ code: 'not_found', message: expect.stringMatching(/stopped: its init \(pid \d+\) is gone/) });
+    await temp.provider.destroy(instanceId);
+  });
+
   test('disk: a file within diskMb is written; writing past it fails with ENOSPC; the host holds at most diskMb', async () => {
     expect((await sh('dd if=/dev/zero of=/workspace/within bs=1M count=16 2>&1 && echo ok')).stdout).toMatch(/ok\n$/);
     const past = await sh('dd if=/dev/zero of=/var/past bs=1M count=200 2>&1; echo "exit=$?"');
@@ -188,6 +199,25 @@ describe('local provider containment', () => {
     const seen = await sh('cat /opt/tool/out /usr/local/bin/sandcast-mark; test -e /etc/motd && echo motd', booted.instanceId);
     expect(seen.stdout).toBe('built\nusr\n');
     await temp.provider.destroy(booted.instanceId);
+  });
+
+  test('a server running with umask 077 still gives sandboxes a usable /, /usr and workdir', async () => {
+    const previous = process.umask(0o077);
+    try {
+      const { instanceId } = await temp.provider.create({
+        sandboxId: 'umask',
+        environmentId: 'env',
+        config: { ...BASE_CONFIG, workdir: '/srv/app' },
+      });
+      const seen = await sh(
+        'stat -c "%a %n" / /usr /srv/app; su nobody -s /bin/sh -c "test -x /usr/bin/env && echo nobody-ok" 2>&1',
+        instanceId,
+      );
+      expect(seen.stdout).toBe('755 /\n755 /usr\n755 /srv/app\nnobody-ok\n');
+      await temp.provider.destroy(instanceId);
+    } finally {
+      process.umask(previous);
+    }
   });
 
   test('workdir: ".." is refused by the config schema with a message', async () => {

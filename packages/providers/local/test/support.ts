@@ -2,13 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalProvider, type LocalProvider, type LocalProviderOptions } from '../src/index.ts';
+import { localSkipReason } from '../src/testing.ts';
 
-/** Why the local provider cannot run here, or null. */
-export async function localSkipReason(): Promise<string | null> {
-  const probe = createLocalProvider({ dataDir: join(tmpdir(), 'sandcast-local-probe') });
-  const availability = await probe.availability();
-  return availability.available ? null : availability.reason;
-}
+export { localSkipReason };
 
 /** Fails under CI=true, otherwise prints the reason; returns whether the tests should run. */
 export async function requireLocal(suite: string): Promise<boolean> {

@@ -1,4 +1,20 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLocalProvider } from './provider.ts';
+
+export { KEPT_CAPABILITIES } from './runtime.ts';
+
+/** Why the local provider cannot run here (not root, a tool missing, …), or null. */
+export async function localSkipReason(): Promise<string | null> {
+  const dir = await mkdtemp(join(tmpdir(), 'sandcast-local-probe-'));
+  try {
+    const availability = await createLocalProvider({ dataDir: dir }).availability();
+    return availability.available ? null : availability.reason;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
 /**
  * Host kernel settings a sandbox must never change, with a value different from any sane host's
