@@ -59,7 +59,7 @@ export interface CaptureDeadlines {
   freezerMs: number;
 }
 
-export const DEFAULT_CAPTURE_DEADLINES: CaptureDeadlines = { callMs: 30_000, commitMinMs: 180_000, freezerMs: 5_000 };
+export const DEFAULT_CAPTURE_DEADLINES: CaptureDeadlines = { callMs: 15_000, commitMinMs: 180_000, freezerMs: 5_000 };
 
 /** The commit's deadline: generous for the layer's size (20 MiB/s, far below a disk's speed). */
 export function commitDeadlineMs(changedBytes: number, deadlines: CaptureDeadlines): number {
