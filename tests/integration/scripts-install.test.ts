@@ -66,6 +66,7 @@ describe('the scripts install every tool they call (a fresh Debian machine runs 
       'helper() { echo "gcc in a string is not a call"; }',
       'helper',
       '$SUDO apt-get install -y $missing',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, not a template
       '${SUDO:-} modprobe overlay || true',
       "ver=$(dpkg -s x | awk '{print $2}')",
       'echo "version $(uname -r) and $(( 1 + 2 ))"',
