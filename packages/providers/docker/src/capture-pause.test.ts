@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isProviderError, type SandboxProvider, type TemplateRef } from '@sandcast/provider-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureImage, DEFAULT_CAPTURE_DEADLINES, releasePause } from './capture.ts';
+import { captureImage, DEFAULT_CAPTURE_DEADLINES, releaseLeftoverPauses, releasePause } from './capture.ts';
 import { CaptureGate } from './capture-gate.ts';
 import { defaultEngineAddress, EnginePool, withDeadline } from './connection.ts';
 import { handleFor } from './containers.ts';
@@ -57,7 +57,12 @@ describe('docker capture pauses the setup container, and the pause always ends',
   const cleanup: Array<() => Promise<unknown>> = [];
 
   beforeAll(() => {
-    provider = createDockerProvider({ dataDir: '/tmp/sandcast-docker-pause-tests', installationId: installation });
+    // No upkeep timer: these tests pause containers themselves, which the upkeep would undo.
+    provider = createDockerProvider({
+      dataDir: '/tmp/sandcast-docker-pause-tests',
+      installationId: installation,
+      diskCheckIntervalMs: 3_600_000,
+    });
   });
   afterAll(async () => {
     for (const step of cleanup.reverse()) await step().catch(() => undefined);
@@ -139,7 +144,7 @@ describe('docker capture pauses the setup container, and the pause always ends',
       },
       (e: unknown) => e,
     );
-    console.log('capture of a container frozen behind the engine:', failed === null ? 'captured' : (failed as Error).message);
+    // runc refuses to pause a cgroup it finds frozen; another runtime may pause it and succeed.
     if (failed !== null) {
       expect(isProviderError(failed) && failed.code).toBe('capture_failed');
       expect((failed as Error).message).toMatch(/pause/);
@@ -195,4 +200,22 @@ describe('docker capture pauses the setup container, and the pause always ends',
     }
     expect((await provider.exec(leaseId, { command: ['echo', 'alive'] })).stdout).toBe('alive\n');
   }, 300_000);
+
+  it('a container a killed capture left paused is unpaused by the upkeep; one this process is capturing is left alone', async (ctx) => {
+    engine.need(ctx);
+    const left = await setup();
+    const busy = await setup();
+    const docker = testDocker();
+    await docker.getContainer(left.leaseId).pause();
+    await docker.getContainer(busy.leaseId).pause();
+    const gate = new CaptureGate();
+    let released: string[] = [];
+    await gate.capture(busy.leaseId, async () => {
+      released = await releaseLeftoverPauses(pool, installation, gate);
+    });
+    expect(released).toEqual([left.leaseId]);
+    expect((await docker.getContainer(left.leaseId).inspect()).State.Status).toBe('running');
+    expect((await docker.getContainer(busy.leaseId).inspect()).State.Status).toBe('paused');
+    await docker.getContainer(busy.leaseId).unpause();
+  });
 });
