@@ -20,7 +20,7 @@ import { LABEL } from './labels.ts';
 /** Default disk limit when an environment sets none: enough for toolchains and caches. */
 export const DEFAULT_DISK_MB = 10_240;
 /** Default time between two measurements of the sandboxes' writable layers. */
-export const DEFAULT_DISK_CHECK_INTERVAL_MS = 5_000;
+export const DEFAULT_DISK_CHECK_INTERVAL_MS = 2_000;
 
 const MIB = 1024 * 1024;
 

@@ -32,7 +32,7 @@ export interface DockerProviderOptions extends ProviderContext {
   installationId?: string | undefined;
   /**
    * How often the sandboxes' writable layers are measured against their disk limit (`diskMb`).
-   * Default 5000 ms. Each measurement walks every limited container's writable layer.
+   * Default 2000 ms. Each measurement walks every limited container's writable layer.
    */
   diskCheckIntervalMs?: number | undefined;
 }
