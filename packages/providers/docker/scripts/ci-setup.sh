@@ -39,7 +39,16 @@ if docker image inspect "$IMAGE" >/dev/null 2>&1 && has_tools; then
   exit 0
 fi
 
-command -v debootstrap >/dev/null || { log "debootstrap is not installed (apt-get install debootstrap)"; exit 1; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+apt_install() {
+  log "installing $*"
+  as_root apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends "$@" >/dev/null
+}
+# A fresh Debian machine lacks debootstrap; it (and the archive keys it checks the mirror with) is
+# needed only to build the image.
+command -v debootstrap >/dev/null || apt_install debootstrap debian-archive-keyring
+command -v debootstrap >/dev/null || { log "debootstrap could not be installed (apt-get install debootstrap)"; exit 1; }
 ROOT="$(mktemp -d /tmp/sandcast-rootfs.XXXXXX)"
 trap 'rm -rf "$ROOT"' EXIT
 log "building $IMAGE with debootstrap --variant=minbase $SUITE (about a minute)"

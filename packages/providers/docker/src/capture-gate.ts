@@ -59,6 +59,11 @@ export class CaptureGate {
     };
   }
 
+  /** Whether this process is capturing `containerId` now. */
+  isCapturing(containerId: string): boolean {
+    return this.capturing.has(containerId);
+  }
+
   /** Runs `fn` with no exec starting on `containerId` and none allowed to start. One capture at a time. */
   async capture<T>(containerId: string, fn: () => Promise<T>): Promise<T> {
     if (this.capturing.has(containerId)) {

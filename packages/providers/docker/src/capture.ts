@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import type { CaptureRequest, TemplateRef } from '@sandcast/provider-sdk';
 import { ProviderError } from '@sandcast/provider-sdk';
 import type Docker from 'dockerode';
-import { type EnginePool, PROVIDER_ID, statusOf, toProviderError, withDeadline } from './connection.ts';
-import type { ContainerHandle } from './containers.ts';
+import type { CaptureGate } from './capture-gate.ts';
+import { type EnginePool, formatInstanceId, PROVIDER_ID, statusOf, toProviderError, withDeadline } from './connection.ts';
+import { type ContainerHandle, handleFor } from './containers.ts';
 import { driveFreezer, type Freezer, findFreezer, freezerState } from './freezer.ts';
 import { captureComment, imageLabels, LABEL } from './labels.ts';
 
@@ -59,7 +60,7 @@ export interface CaptureDeadlines {
   freezerMs: number;
 }
 
-export const DEFAULT_CAPTURE_DEADLINES: CaptureDeadlines = { callMs: 30_000, commitMinMs: 180_000, freezerMs: 5_000 };
+export const DEFAULT_CAPTURE_DEADLINES: CaptureDeadlines = { callMs: 15_000, commitMinMs: 180_000, freezerMs: 5_000 };
 
 /** The commit's deadline: generous for the layer's size (20 MiB/s, far below a disk's speed). */
 export function commitDeadlineMs(changedBytes: number, deadlines: CaptureDeadlines): number {
@@ -331,4 +332,39 @@ export async function deleteImage(pool: EnginePool, template: TemplateRef): Prom
     }
     throw toProviderError(error, { action: `delete image ${template.ref}`, engineUrl });
   }
+}
+
+/**
+ * Ends the pause of every container of this installation that a capture left paused: a server
+ * killed during a capture (kill -9, a crash) never ran its own releasePause. Sandcast pauses a
+ * container only to capture it, so a paused one that this process is not capturing is such a
+ * leftover. Runs on the provider's upkeep timer.
+ */
+export async function releaseLeftoverPauses(pool: EnginePool, installation: string, gate: CaptureGate): Promise<string[]> {
+  const released: string[] = [];
+  for (const url of pool.urls()) {
+    const docker = pool.client(url);
+    const paused = await withDeadline(
+      docker.listContainers({ filters: { status: ['paused'], label: [`${LABEL.managed}=true`, `${LABEL.installation}=${installation}`] } }),
+      DEFAULT_CAPTURE_DEADLINES.callMs,
+      { action: 'list paused containers', engineUrl: url },
+    ).catch(() => [] as Docker.ContainerInfo[]);
+    for (const info of paused) {
+      if (gate.isCapturing(info.Id)) continue;
+      const handle = handleFor(pool, formatInstanceId(info.Id, url, pool));
+      const details = await withDeadline(handle.container.inspect(), DEFAULT_CAPTURE_DEADLINES.callMs, {
+        action: 'inspect a paused container',
+        engineUrl: url,
+      }).catch(() => null);
+      const freezer = details && isLocalEngine(url) ? await findFreezer(details.State.Pid, details.Id) : null;
+      if (
+        await releasePause(handle, freezer).then(
+          () => true,
+          () => false,
+        )
+      )
+        released.push(handle.instanceId);
+    }
+  }
+  return released;
 }

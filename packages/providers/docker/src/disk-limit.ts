@@ -20,7 +20,7 @@ import { LABEL } from './labels.ts';
 /** Default disk limit when an environment sets none: enough for toolchains and caches. */
 export const DEFAULT_DISK_MB = 10_240;
 /** Default time between two measurements of the sandboxes' writable layers. */
-export const DEFAULT_DISK_CHECK_INTERVAL_MS = 5_000;
+export const DEFAULT_DISK_CHECK_INTERVAL_MS = 2_000;
 
 const MIB = 1024 * 1024;
 
@@ -59,6 +59,8 @@ export function createDiskWatchdog(options: {
   intervalMs: number;
   /** Told about every container the watchdog stops. */
   onStop?: ((event: { instanceId: string; reason: string }) => void) | undefined;
+  /** More upkeep run on the same timer, after each measurement (its failures are ignored). */
+  alsoEachTick?: (() => Promise<unknown>) | undefined;
 }): DiskWatchdog {
   const { pool, installation } = options;
   const reasons = new Map<string, string>();
@@ -111,7 +113,10 @@ export function createDiskWatchdog(options: {
     start() {
       if (timer) return;
       timer = setInterval(() => {
-        void this.check();
+        void this.check()
+          .catch(() => undefined)
+          .then(() => options.alsoEachTick?.())
+          .catch(() => undefined);
       }, options.intervalMs);
       timer.unref();
     },

@@ -10,7 +10,7 @@ import type {
 } from '@sandcast/provider-sdk';
 import { ON_HOST_PROVIDER_CAPABILITIES, ProviderError } from '@sandcast/provider-sdk';
 import type { z } from 'zod';
-import { captureImage, deleteImage } from './capture.ts';
+import { captureImage, deleteImage, releaseLeftoverPauses } from './capture.ts';
 import { CaptureGate } from './capture-gate.ts';
 import { listChanges } from './changes.ts';
 import { DOCKER_RUNTIME_KNOBS, type DockerConfig, dockerConfigSchema } from './config.ts';
@@ -32,7 +32,7 @@ export interface DockerProviderOptions extends ProviderContext {
   installationId?: string | undefined;
   /**
    * How often the sandboxes' writable layers are measured against their disk limit (`diskMb`).
-   * Default 5000 ms. Each measurement walks every limited container's writable layer.
+   * Default 2000 ms. Each measurement walks every limited container's writable layer.
    */
   diskCheckIntervalMs?: number | undefined;
 }
@@ -59,13 +59,16 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
   const pool = new EnginePool(defaultEngineAddress(options.dockerHost));
   // Several installations may share one engine: each lists and collects only its own containers.
   const installation = options.installationId ?? createHash('sha256').update(path.resolve(options.dataDir)).digest('hex').slice(0, 16);
+  const gate = new CaptureGate();
+  // One upkeep timer: disk limits, then pauses a killed capture left behind.
   const watchdog = createDiskWatchdog({
     pool,
     installation,
     intervalMs: options.diskCheckIntervalMs ?? DEFAULT_DISK_CHECK_INTERVAL_MS,
+    alsoEachTick: () => releaseLeftoverPauses(pool, installation, gate),
   });
   watchdog.start();
-  const context = { knownReason: watchdog.reasonFor, gate: new CaptureGate() };
+  const context = { knownReason: watchdog.reasonFor, gate };
   const handle = (instanceId: string) => handleFor(pool, instanceId, context);
 
   return {
