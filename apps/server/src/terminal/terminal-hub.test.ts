@@ -1,4 +1,5 @@
 import type { TerminalCloseReason } from '@sandcast/contracts';
+import { createFakeProvider } from '@sandcast/provider-fake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_OPERATOR } from '../http/auth.ts';
 import { type TerminalFixture, terminalFixture } from './terminal.fixture.ts';
@@ -10,7 +11,7 @@ interface TestViewer {
   outputs: number;
   ended: Promise<TerminalCloseReason>;
   text(): string;
-  seen(needle: string): Promise<void>;
+  seen(needle: string | RegExp): Promise<void>;
   nextOutput(): Promise<void>;
   port: TerminalViewer;
 }
@@ -29,10 +30,10 @@ function testViewer(): TestViewer {
     }),
     text: () => text,
     /** Resolves once the received text contains `needle`. */
-    seen: (needle: string) =>
+    seen: (needle: string | RegExp) =>
       new Promise<void>((resolve) => {
         const check = () => {
-          if (!text.includes(needle)) return;
+          if (typeof needle === 'string' ? !text.includes(needle) : !needle.test(text)) return;
           listeners.delete(check);
           resolve();
         };
@@ -65,7 +66,7 @@ function testViewer(): TestViewer {
 describe('terminal hub', () => {
   let f: TerminalFixture;
   beforeAll(async () => {
-    f = await terminalFixture();
+    f = await terminalFixture({ fakeProvider: (dataDir) => createFakeProvider({ dataDir }) });
   });
   afterAll(async () => {
     await f?.close();
@@ -80,7 +81,7 @@ describe('terminal hub', () => {
     expect(a).toMatchObject({ reattached: false });
     a.write('echo "hub-$((8*8))"; echo "pid=$$"\r');
     await first.seen('hub-64');
-    await first.seen('pid=');
+    await first.seen(/pid=\d+\r?\n/);
     const second = testViewer();
     const b = await f.services.terminalHub.attach(session, second.port, { cols: 80, rows: 24 });
     expect(b.reattached).toBe(true);

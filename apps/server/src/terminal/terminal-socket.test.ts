@@ -1,4 +1,5 @@
 import { TERMINAL_MAX_FRAME_BYTES } from '@sandcast/contracts';
+import { createFakeProvider } from '@sandcast/provider-fake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_OPERATOR } from '../http/auth.ts';
 import { type TerminalFixture, terminalFixture } from './terminal.fixture.ts';
@@ -7,7 +8,7 @@ import { type TerminalFixture, terminalFixture } from './terminal.fixture.ts';
 describe('terminal socket', () => {
   let f: TerminalFixture;
   beforeAll(async () => {
-    f = await terminalFixture({ authTimeoutMs: 200 });
+    f = await terminalFixture({ fakeProvider: (dataDir) => createFakeProvider({ dataDir }), authTimeoutMs: 200 });
   });
   afterAll(async () => {
     await f?.close();

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { testDatabases } from '@sandcast/db/testing';
-import { createFakeProvider } from '@sandcast/provider-fake';
 import type { PtyStream, SandboxProvider } from '@sandcast/provider-sdk';
 import type { WebSocket } from 'ws';
 import { type AppServices, buildApp } from '../app.ts';
@@ -20,9 +19,8 @@ export interface SourceLog {
   calls: string[];
 }
 
-/** The fake provider, with its PTYs' pause/resume recorded. */
-function recordingFake(dataDir: string, log: SourceLog): SandboxProvider {
-  const fake = createFakeProvider({ dataDir });
+/** The provider, with its PTYs' pause/resume recorded. */
+function recording(fake: SandboxProvider, log: SourceLog): SandboxProvider {
   return {
     ...fake,
     openPty: async (...args: Parameters<SandboxProvider['openPty']>): Promise<PtyStream> => {
@@ -159,13 +157,19 @@ export interface TerminalFixture {
   close(): Promise<void>;
 }
 
-/** The terminal services over an embedded PGlite and the fake provider, without HTTP. */
-export async function terminalFixture(options: { authTimeoutMs?: number } = {}): Promise<TerminalFixture> {
+/**
+ * The terminal services over an embedded PGlite and the fake provider, without HTTP. The test
+ * passes the fake (concrete providers are named only in tests and the registry).
+ */
+export async function terminalFixture(options: {
+  fakeProvider: (dataDir: string) => SandboxProvider;
+  authTimeoutMs?: number;
+}): Promise<TerminalFixture> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-terminal-unit-'));
   const database = testDatabases().find((d) => d.kind === 'pglite')!;
   const store = await database.open();
   const sources: SourceLog = { calls: [] };
-  const providers = createProviderRegistry([recordingFake(dataDir, sources)]);
+  const providers = createProviderRegistry([recording(options.fakeProvider(dataDir), sources)]);
   let offsetMs = 0;
   const clock = {
     now: () => new Date(Date.now() + offsetMs),
