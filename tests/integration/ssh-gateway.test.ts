@@ -8,6 +8,7 @@ import { createMovableClock, loadConfig } from '@sandcast/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
 import { openSshProgram, runSsh, SSH_CLIENT_OPTIONS } from './support/openssh.ts';
+import { TextCollector } from './support/text-collector.ts';
 
 const ssh = openSshProgram('ssh');
 
@@ -95,14 +96,11 @@ for (const database of testDatabases()) {
       const child = spawn('ssh', [...SSH_CLIENT_OPTIONS, '-tt', '-p', String(port), `${payload.username}@127.0.0.1`], {
         stdio: ['pipe', 'pipe', 'pipe'],
       });
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => {
-        out += c.toString();
-      });
+      const out = new TextCollector();
+      child.stdout.on('data', (c: Buffer) => out.push(c));
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
       child.stdin.write('echo "ready-$((40+2))"\n');
-      for (let i = 0; i < 200 && !out.includes('ready-42'); i++) await new Promise((r) => setTimeout(r, 25));
-      expect(out).toContain('ready-42');
+      await out.waitFor('ready-42');
       await t.client.customImages.cancel(session.id);
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       expect(await exited).not.toBeNull(); // ended by the server, not by the kill

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
 import { openSshProgram } from './support/openssh.ts';
 import { attachTerminal, rawTerminalSocket } from './support/terminal-client.ts';
+import { TextCollector } from './support/text-collector.ts';
 
 const sshd = openSshProgram('sshd');
 const keygen = openSshProgram('ssh-keygen');
@@ -61,16 +62,17 @@ class TestSshd {
     // sshd refuses to start without its privilege separation directory (the init script makes it).
     await mkdir('/run/sshd', { recursive: true, mode: 0o755 });
     const child = spawn(sshd.path!, ['-D', '-e', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const log = new TextCollector();
     child.stderr!.on('data', (c: Buffer) => {
-      this.log += c.toString();
+      log.push(c);
+      this.log = log.value;
     });
     this.child = child;
-    for (let i = 0; i < 100; i++) {
-      if (this.log.includes('Server listening')) return;
-      if (child.exitCode !== null) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`sshd did not start: ${this.log}`);
+    const exited = new Promise<never>((_, reject) =>
+      child.once('exit', (code) => reject(new Error(`sshd exited (${code}) before listening: ${log.value}`))),
+    );
+    exited.catch(() => undefined);
+    await Promise.race([log.waitFor('Server listening', { timeoutMs: 10_000 }), exited]);
   }
 
   async stop(): Promise<void> {

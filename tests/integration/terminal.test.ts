@@ -50,6 +50,7 @@ for (const database of testDatabases()) {
       expect(window).toBeLessThanOrEqual(5 * 60 * 1000);
 
       const term = await attachTerminal(t.url, token, { cols: 91, rows: 27 });
+      expect(term.ready).toEqual({ type: 'ready', terminalSessionId: token.id, reattached: false, replayBytes: 0 });
       term.type('echo "sum=$((6*7))"\r');
       await term.waitFor('sum=42');
       term.type('stty size\r');
@@ -130,9 +131,7 @@ for (const database of testDatabases()) {
       const socket = rawTerminalSocket(t.url, token.websocketPath);
       await socket.opened;
       socket.sendJson({ type: 'resize', cols: 100, rows: 30 });
-      const started = Date.now();
       expect((await socket.closed).code).toBe(1008);
-      expect(Date.now() - started).toBeLessThan(3000);
       expect(socket.error()).toMatch(/no \{type:"auth", token\} frame arrived within 0.4 s/);
     });
 
@@ -173,8 +172,7 @@ for (const database of testDatabases()) {
       const after = rawTerminalSocket(t.url, token.websocketPath);
       await after.opened;
       after.sendJson({ type: 'auth', token: token.token });
-      for (let i = 0; i < 100 && !after.frames.some((f) => !Buffer.isBuffer(f) && f.type === 'ready'); i++)
-        await new Promise((r) => setTimeout(r, 20));
+      expect(await after.frame('ready')).toMatchObject({ type: 'ready', terminalSessionId: token.id });
       after.socket.send(big);
       expect((await after.closed).code).toBe(1009);
     });

@@ -100,14 +100,21 @@ export function handleTerminalSocket(
       const payload = jsonOutput ? JSON.stringify({ type: 'output', data: decoder.write(chunk) } satisfies TerminalServerFrame) : chunk;
       const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
       unsent += length;
-      socket.send(payload, { binary: !jsonOutput }, () => {
+      try {
+        socket.send(payload, { binary: !jsonOutput }, () => {
+          unsent -= length;
+          try {
+            attached?.drained();
+          } catch (error) {
+            deps.log.error({ err: error, setupSessionId }, 'terminal resume failed');
+          }
+        });
+      } catch (error) {
+        // This socket cannot take output: it is cut off (and so detached); the shell's other viewers go on.
         unsent -= length;
-        try {
-          attached?.drained();
-        } catch (error) {
-          deps.log.error({ err: error, setupSessionId }, 'terminal resume failed');
-        }
-      });
+        deps.log.error({ err: error, setupSessionId }, 'terminal socket cannot send; closing it');
+        socket.terminate();
+      }
     },
     backlog: () => Math.max(unsent, socket.bufferedAmount),
     end: (reason: TerminalCloseReason) => {
@@ -216,8 +223,12 @@ export function handleTerminalSocket(
   // the event loop, where it would end the server and every other terminal with it.
   const guard = connectionGuard((error, what) => {
     deps.log.error({ err: error, what, setupSessionId }, 'terminal socket fault; closing it');
-    if (state === 'closed') socket.terminate();
-    else refuse('the terminal failed on the server; ask for a new token to reconnect', TERMINAL_CLOSE_CODES.internal);
+    try {
+      if (state !== 'closed') refuse('the terminal failed on the server; ask for a new token to reconnect', TERMINAL_CLOSE_CODES.internal);
+    } finally {
+      // The refusal itself could not be sent: cut the connection.
+      if (socket.readyState === socket.OPEN) socket.terminate();
+    }
   });
   socket.on('message', guard('message', onMessage));
   socket.on('error', () => undefined);

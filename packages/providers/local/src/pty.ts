@@ -21,7 +21,10 @@ export function ptyStream(params: {
   });
   const disposable = (fn: () => void): Disposable => ({ dispose: fn });
   return {
-    write: (data) => term.write(typeof data === 'string' ? data : data.toString('utf8')),
+    // After exit node-pty would write to a closed file descriptor, which the process may have reused.
+    write: (data) => {
+      if (!exited) term.write(typeof data === 'string' ? data : data.toString('utf8'));
+    },
     resize: (cols, rows) => {
       if (!exited) term.resize(cols, rows);
     },
