@@ -5,6 +5,7 @@ import type { SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyInstance } from 'fastify';
 import { type AppServices, buildApp, type RouteEntry } from './app.ts';
 import { assertBindAllowed, type ServerConfig } from './config.ts';
+import { secureDataDir, tightenDataDir } from './data-dir.ts';
 import { defaultProviders } from './providers/default-providers.ts';
 import { createProviderRegistry, type ProviderRegistry } from './providers/provider-registry.ts';
 import { createReconciler, type Reconciler } from './reconcilers/reconciler.ts';
@@ -45,9 +46,12 @@ export interface StartOptions {
 /** Opens the database (migrating it), builds the app and listens. */
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
   assertBindAllowed(config);
+  // Before the embedded database creates a single file.
+  await secureDataDir(config.dataDir);
   const store =
     options.store ??
     createStore(await createDb(config.databaseUrl ? { url: config.databaseUrl } : { pglite: path.join(config.dataDir, 'db') }));
+  await tightenDataDir(config.dataDir);
   const providers = createProviderRegistry(options.providers ?? defaultProviders(config));
   let sshGateway: SshGateway | null = null;
   try {

@@ -1,5 +1,6 @@
 import { CUSTOM_IMAGE_KINDS, CUSTOM_IMAGE_STATUSES, SETUP_SESSION_STATUSES } from '@sandcast/core';
 import { z } from 'zod';
+import { ExecCommandSchema, ExecEnvSchema, SandboxPathSchema } from './exec-limits.ts';
 
 export const SetupSessionSchema = z.object({
   id: z.string(),
@@ -115,12 +116,11 @@ export const SetupChangesSchema = z.object({
 });
 export type SetupChanges = z.infer<typeof SetupChangesSchema>;
 
+/** Bounded (EXEC_LIMITS) so an oversized request is a 400, never a provider's E2BIG. */
 export const ExecBodySchema = z.strictObject({
-  command: z.array(z.string()).min(1, 'command needs at least the program to run'),
-  cwd: z.string().startsWith('/', 'cwd must be an absolute path inside the sandbox').optional(),
-  env: z
-    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.string())
-    .optional(),
+  command: ExecCommandSchema,
+  cwd: SandboxPathSchema.optional(),
+  env: ExecEnvSchema.optional(),
   timeoutMs: z.number().int().min(1).max(600_000).optional(),
 });
 export type ExecBody = z.infer<typeof ExecBodySchema>;

@@ -5,6 +5,8 @@ export { CUSTOM_IMAGE_KINDS, CUSTOM_IMAGE_STATUSES, transitionCustomImage } from
 export type { CustomImageTemplate, Sandbox, SetupSession } from './custom-image.ts';
 export type { Environment, EnvironmentRevision, EnvironmentRevisionRef } from './environment.ts';
 export { ENVIRONMENT_NAME_PATTERN } from './environment.ts';
+export type { EnvironmentPolicy } from './environment-policy.ts';
+export { environmentConfigIssues, hostNetworkRefusal, usesHostNetwork } from './environment-policy.ts';
 export type { ErrorCode, ErrorDetails } from './errors.ts';
 export { ERROR_CODES, isSandcastError, SandcastError } from './errors.ts';
 export type { BootSource } from './fingerprint.ts';
@@ -12,6 +14,7 @@ export { bootSourceDrift, bootSourceOf, canonicalJson } from './fingerprint.ts';
 export { REDACTED, redact } from './redact.ts';
 export type { SandboxDesiredStatus, SandboxStatus } from './sandbox.machine.ts';
 export { SANDBOX_DESIRED_STATUSES, SANDBOX_STATUSES } from './sandbox.machine.ts';
+export { normaliseSandboxPath, sandboxPathProblem } from './sandbox-path.ts';
 export type { SecretWarning } from './secret-scan.ts';
 export { likelySecrets } from './secret-scan.ts';
 export type { InstanceSettings, InstanceSettingsPatch } from './settings.ts';

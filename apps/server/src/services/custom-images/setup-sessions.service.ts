@@ -14,7 +14,13 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { ProviderRegistry } from '../../providers/provider-registry.ts';
 import { withTimeout } from '../../with-timeout.ts';
 import { recordActivity } from '../activity.service.ts';
-import { bootSourceFor, type EnvironmentContextLoader, fingerprintOf, requireRegisteredProvider } from '../environment-context.ts';
+import {
+  bootSourceFor,
+  type EnvironmentContextLoader,
+  fingerprintOf,
+  requireBootable,
+  requireRegisteredProvider,
+} from '../environment-context.ts';
 import { CAPTURE_UNAVAILABLE_MESSAGE, presentTemplate, templateRefOf, UNSUPPORTED_SETUP_MESSAGE } from './present.ts';
 import type { SetupEndReason, SetupEvents } from './setup-events.ts';
 
@@ -160,6 +166,7 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
 
     async start(environmentId: string, input: { templateId?: string | undefined; ttlSeconds: number }, actor: Principal) {
       const ctx = await deps.loadEnvironment(environmentId);
+      requireBootable(ctx);
       const provider = ctx.registered.provider;
       if (!provider.capabilities.interactiveSetup) {
         throw new SandcastError('capability_unsupported', UNSUPPORTED_SETUP_MESSAGE, { provider: provider.id });
