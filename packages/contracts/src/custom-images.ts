@@ -108,8 +108,20 @@ export const FileChangeSchema = z.object({
 
 export const SetupChangesSchema = z.object({
   changes: z.array(FileChangeSchema),
-  /** Likely secrets the capture would bake into the image. */
-  warnings: z.array(z.object({ path: z.string(), reason: z.string() })),
+  /**
+   * Likely secrets the capture would bake into the image: by file name, and by content (small text
+   * files; `line` is 1-based). `reason` names the kind; the secret itself is never in the answer.
+   */
+  warnings: z.array(z.object({ path: z.string(), reason: z.string(), line: z.number().int().optional() })),
+  /** How much of the changed content the secret scan read (it is bounded). */
+  contentScan: z
+    .object({
+      filesScanned: z.number().int(),
+      bytesScanned: z.number().int(),
+      /** Files that qualified but were left unread at the byte or file limit. */
+      filesSkipped: z.number().int(),
+    })
+    .optional(),
   totalBytes: z.number(),
   /** True when the list was cut at the limit. */
   truncated: z.boolean(),

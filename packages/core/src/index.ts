@@ -15,6 +15,13 @@ export { REDACTED, redact } from './redact.ts';
 export type { SandboxDesiredStatus, SandboxStatus } from './sandbox.machine.ts';
 export { SANDBOX_DESIRED_STATUSES, SANDBOX_STATUSES } from './sandbox.machine.ts';
 export { normaliseSandboxPath, sandboxPathProblem } from './sandbox-path.ts';
+export {
+  CONTENT_SCAN_LIMITS,
+  contentScanCandidates,
+  looksBinary,
+  scanTextForSecrets,
+  shannonEntropy,
+} from './secret-content-scan.ts';
 export type { SecretWarning } from './secret-scan.ts';
 export { likelySecrets } from './secret-scan.ts';
 export type { InstanceSettings, InstanceSettingsPatch } from './settings.ts';

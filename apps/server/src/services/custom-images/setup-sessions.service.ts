@@ -21,6 +21,7 @@ import {
   requireBootable,
   requireRegisteredProvider,
 } from '../environment-context.ts';
+import { scanChangedContent } from './content-secret-scan.ts';
 import { CAPTURE_UNAVAILABLE_MESSAGE, presentTemplate, templateRefOf, UNSUPPORTED_SETUP_MESSAGE } from './present.ts';
 import type { SetupEndReason, SetupEvents } from './setup-events.ts';
 
@@ -261,11 +262,13 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
       }
       const all = await provider.listChanges(session.providerLeaseId);
       const totalBytes = all.reduce((sum, c) => sum + (c.kind !== 'deleted' && c.type === 'file' ? (c.sizeBytes ?? 0) : 0), 0);
+      const scanned = await scanChangedContent(provider, session.providerLeaseId, all);
       return {
         changes: all.slice(0, MAX_LISTED_CHANGES),
-        warnings: likelySecrets(all),
+        warnings: [...likelySecrets(all), ...scanned.warnings],
         totalBytes,
         truncated: all.length > MAX_LISTED_CHANGES,
+        contentScan: { filesScanned: scanned.filesScanned, bytesScanned: scanned.bytesScanned, filesSkipped: scanned.filesSkipped },
       };
     },
 
