@@ -27,7 +27,7 @@ describe('scanTextForSecrets', () => {
       '1: credential assigned to DB_PASSWORD',
     ]);
     expect(reasons('/srv/app/settings.py', 'API_KEY = "Qm8Zt3Lp9Wk2Rv7Ns5Bx1Hc4Jd6Fg0Ty"')).toEqual(['1: credential assigned to API_KEY']);
-    expect(reasons('/srv/app/settings.py', 'API_KEY = "${API_KEY}"\nTOKEN = "changeme"\nSECRET=<your secret>')).toEqual([]);
+    expect(reasons('/srv/app/settings.py', 'API_KEY = "$API_KEY"\nTOKEN = "changeme"\nSECRET=<your secret>')).toEqual([]);
     expect(reasons('/srv/app/settings.py', 'TIMEOUT = 30\nauth_mode = "password"\nmax_tokens = 4096')).toEqual([]);
   });
 
