@@ -79,7 +79,7 @@ describe.skipIf(!runnable)(`custom images on the Docker provider [${REAL_PROVIDE
     const { session } = await t.client.customImages.startSetup(env.id);
     await t.client.customImages.exec(session.id, { command: ['sh', '-c', 'echo lost > /opt/lost.txt'] });
     const row = (await t.server.store.repos.setupSessions.get(session.id))!;
-    await t.server.store.repos.setupSessions.transition(session.id, 'waiting_for_user', 'capturing');
+    await t.server.store.repos.setupSessions.transition(session.id, 'capturing');
     const orphan = await provider.captureTemplate({ leaseId: row.providerLeaseId!, setupSessionId: session.id, environmentId: env.id });
     expect(await capturedFrom(session.id)).toHaveLength(1);
 

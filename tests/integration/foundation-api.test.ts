@@ -33,7 +33,10 @@ for (const database of testDatabases()) {
     });
 
     it('serves default settings and merges a PATCH', async () => {
-      expect(await t.client.settings.get()).toEqual({ experimental: { enableEnvironments: false, enableSandboxDuplexBridge: false } });
+      expect(await t.client.settings.get()).toEqual({
+        experimental: { enableEnvironments: false, enableSandboxDuplexBridge: false },
+        security: { allowHostNetwork: false },
+      });
       await t.client.settings.update({ experimental: { enableSandboxDuplexBridge: true } });
       await t.client.settings.update({ experimental: { enableSandboxDuplexBridge: false } });
       expect((await t.client.settings.get()).experimental.enableSandboxDuplexBridge).toBe(false);

@@ -1,11 +1,13 @@
 import type { Writable } from 'node:stream';
 import type { RouteAccess } from '@sandcast/core';
+import { SandcastError } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Clock } from './clock.ts';
 import type { ServerConfig } from './config.ts';
 import { registerAccessControl } from './http/auth.ts';
-import { registerErrorHandling } from './http/error-handler.ts';
+import { registerErrorHandling, toErrorResponse } from './http/error-handler.ts';
+import { registerHostGuard } from './http/host-guard.ts';
 import { registerWebUi } from './http/web-ui.ts';
 import './http/fastify-types.ts';
 import type { RouteEntry } from './http/route-entry.ts';
@@ -73,6 +75,16 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     // Let in-flight requests finish on close, but drop idle keep-alive sockets at once.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // A path the router cannot decode (broken percent-encoding) in the usual envelope.
+    frameworkErrors: (error, _request, reply) => {
+      const bad = error.code === 'FST_ERR_BAD_URL';
+      const { status, body } = toErrorResponse(
+        bad
+          ? new SandcastError('bad_request', 'the URL path is not valid UTF-8 percent-encoding; encode text as UTF-8 and escape "%" as %25')
+          : error,
+      );
+      void reply.code(status as never).send(body as never);
+    },
   });
 
   const services = createServices(deps, app.log);
@@ -84,6 +96,11 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerErrorHandling(app);
   registerMetricsRoutes(app, { metrics: deps.metrics ?? createMetrics({ store: deps.store }) });
   registerDrainOnClose(app);
+  registerHostGuard(app, {
+    mode: deps.config.deploymentMode,
+    allowedHosts: deps.config.allowedHosts,
+    publicUrl: deps.config.publicUrl,
+  });
   registerAccessControl(app, {
     mode: deps.config.deploymentMode,
     apiKeys: services.apiKeys,
@@ -125,8 +142,13 @@ export type AppServices = ReturnType<typeof createServices>;
 
 function createServices(deps: AppDeps, log: FastifyBaseLogger) {
   const { store, providers } = deps;
-  const environments = createEnvironmentsService({ store, providers, secrets: deps.secrets });
-  const loadEnvironment = createEnvironmentContextLoader({ environments, providers });
+  const settings = createSettingsService({ store });
+  const policy = async () => ({
+    mode: deps.config.deploymentMode,
+    allowHostNetwork: (await settings.get()).security.allowHostNetwork,
+  });
+  const environments = createEnvironmentsService({ store, providers, secrets: deps.secrets, policy });
+  const loadEnvironment = createEnvironmentContextLoader({ environments, providers, policy });
   const events = new SetupEvents();
   const sshEndpoint: SshEndpoint = { address: null };
   const sshCredentials = createGatewayCredentials({ store, clock: deps.clock });
@@ -142,7 +164,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
   const terminalTokens = createTerminalTokensService({ store, setupSessions, clock: deps.clock });
   const apiKeys = createApiKeysService({ store });
   return {
-    settings: createSettingsService({ store }),
+    settings,
     environments,
     apiKeys,
     uiSessions: createUiSessionsService({ store, apiKeys, ttlMs: deps.config.uiSessionTtlMs, clock: deps.clock }),

@@ -37,6 +37,10 @@ export interface ServerConfig {
   webDistDir: string;
   /** SANDCAST_IMAGE_IMPORT_MAX_BYTES, default 8 GiB: cap on an image import's upload and on its uncompressed size. */
   imageImportMaxBytes: number;
+  /** SANDCAST_ALLOWED_HOSTS, default none: the Host names an authenticated server answers for (loopback always). */
+  allowedHosts: string[];
+  /** SANDCAST_PUBLIC_URL, default unset: the origin browsers reach an authenticated server at. */
+  publicUrl: string | null;
 }
 
 /** Default of SANDCAST_IMAGE_IMPORT_MAX_BYTES: 8 GiB. */
@@ -82,7 +86,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     uiSessionTtlMs: positiveSeconds(env.SANDCAST_UI_SESSION_HOURS, 'SANDCAST_UI_SESSION_HOURS', 12, 'hours') * 3_600_000,
     webDistDir: path.resolve(env.SANDCAST_WEB_DIST || DEFAULT_WEB_DIST),
     imageImportMaxBytes: positiveBytes(env.SANDCAST_IMAGE_IMPORT_MAX_BYTES, 'SANDCAST_IMAGE_IMPORT_MAX_BYTES', DEFAULT_IMAGE_IMPORT_MAX_BYTES),
+    allowedHosts: allowedHostsOf(env.SANDCAST_ALLOWED_HOSTS),
+    publicUrl: publicUrlOf(env.SANDCAST_PUBLIC_URL),
   };
+  if (config.deploymentMode === 'local_trusted' && (config.allowedHosts.length > 0 || config.publicUrl)) {
+    throw new SandcastError(
+      'bad_request',
+      'SANDCAST_ALLOWED_HOSTS and SANDCAST_PUBLIC_URL apply to authenticated mode only; local_trusted answers loopback names alone. ' +
+        'Unset them, or set SANDCAST_DEPLOYMENT_MODE=authenticated.',
+    );
+  }
   assertBindAllowed(config);
   return config;
 }
@@ -103,6 +116,36 @@ export function assertBindAllowed(config: Pick<ServerConfig, 'host' | 'deploymen
         'Bind to 127.0.0.1, or set SANDCAST_DEPLOYMENT_MODE=authenticated to require API keys.',
     );
   }
+}
+
+function allowedHostsOf(raw: string | undefined): string[] {
+  const entries = (raw ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    if (!/^(\*\.)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*(:\d{1,5})?$/.test(entry) && !/^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(entry)) {
+      throw new SandcastError(
+        'bad_request',
+        `SANDCAST_ALLOWED_HOSTS entries are host names, optionally with :port or a leading "*."; got "${entry}"`,
+      );
+    }
+  }
+  return entries;
+}
+
+function publicUrlOf(raw: string | undefined): string | null {
+  if (!raw) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new SandcastError('bad_request', `SANDCAST_PUBLIC_URL must be a URL such as https://sandcast.example.com; got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new SandcastError('bad_request', `SANDCAST_PUBLIC_URL must be an http(s) URL; got "${raw}"`);
+  }
+  return url.origin;
 }
 
 function sshPortOf(raw: string | undefined): number | null {

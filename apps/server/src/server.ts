@@ -8,6 +8,7 @@ import type { Clock } from './clock.ts';
 import { assertBindAllowed, type ServerConfig } from './config.ts';
 import { instrumentProvider } from './metrics/instrument-providers.ts';
 import { createMetrics } from './metrics/metrics.ts';
+import { secureDataDir, tightenDataDir } from './data-dir.ts';
 import { defaultProviders } from './providers/default-providers.ts';
 import { createProviderRegistry, type ProviderRegistry } from './providers/provider-registry.ts';
 import { createReconciler, type Reconciler } from './reconcilers/reconciler.ts';
@@ -47,6 +48,8 @@ export interface StartOptions {
 /** Opens the database (migrating it), builds the app and listens. */
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
   assertBindAllowed(config);
+  // Before the embedded database creates a single file.
+  await secureDataDir(config.dataDir);
   const store =
     options.store ??
     createStore(await createDb(config.databaseUrl ? { url: config.databaseUrl } : { pglite: path.join(config.dataDir, 'db') }));

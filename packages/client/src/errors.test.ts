@@ -14,6 +14,7 @@ function advice(error: SandcastApiError): string {
     case 'capability_unsupported':
     case 'payload_too_large':
     case 'unsupported_media_type':
+    case 'host_not_allowed':
       return 'fix the request';
     case 'unauthorized':
     case 'forbidden':

@@ -1,5 +1,6 @@
 import { CUSTOM_IMAGE_KINDS, CUSTOM_IMAGE_STATUSES, SETUP_SESSION_STATUSES } from '@sandcast/core';
 import { z } from 'zod';
+import { ExecCommandSchema, ExecEnvSchema, SandboxPathSchema } from './exec-limits.ts';
 
 export const SetupSessionSchema = z.object({
   id: z.string(),
@@ -107,20 +108,31 @@ export const FileChangeSchema = z.object({
 
 export const SetupChangesSchema = z.object({
   changes: z.array(FileChangeSchema),
-  /** Likely secrets the capture would bake into the image. */
-  warnings: z.array(z.object({ path: z.string(), reason: z.string() })),
+  /**
+   * Likely secrets the capture would bake into the image: by file name, and by content (small text
+   * files; `line` is 1-based). `reason` names the kind; the secret itself is never in the answer.
+   */
+  warnings: z.array(z.object({ path: z.string(), reason: z.string(), line: z.number().int().optional() })),
+  /** How much of the changed content the secret scan read (it is bounded). */
+  contentScan: z
+    .object({
+      filesScanned: z.number().int(),
+      bytesScanned: z.number().int(),
+      /** Files that qualified but were left unread at the byte or file limit. */
+      filesSkipped: z.number().int(),
+    })
+    .optional(),
   totalBytes: z.number(),
   /** True when the list was cut at the limit. */
   truncated: z.boolean(),
 });
 export type SetupChanges = z.infer<typeof SetupChangesSchema>;
 
+/** Bounded (EXEC_LIMITS) so an oversized request is a 400, never a provider's E2BIG. */
 export const ExecBodySchema = z.strictObject({
-  command: z.array(z.string()).min(1, 'command needs at least the program to run'),
-  cwd: z.string().startsWith('/', 'cwd must be an absolute path inside the sandbox').optional(),
-  env: z
-    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.string())
-    .optional(),
+  command: ExecCommandSchema,
+  cwd: SandboxPathSchema.optional(),
+  env: ExecEnvSchema.optional(),
   timeoutMs: z.number().int().min(1).max(600_000).optional(),
 });
 export type ExecBody = z.infer<typeof ExecBodySchema>;

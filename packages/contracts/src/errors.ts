@@ -8,6 +8,7 @@ export const HTTP_STATUS_BY_CODE: Record<ErrorCode, number> = {
   unauthorized: 401,
   forbidden: 403,
   feature_disabled: 403,
+  host_not_allowed: 421,
   not_found: 404,
   conflict: 409,
   invalid_transition: 409,

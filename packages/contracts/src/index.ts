@@ -68,6 +68,7 @@ export {
 export type { ErrorCode, ErrorEnvelope, FieldIssue } from './errors.ts';
 export { ErrorCodeSchema, ErrorEnvelopeSchema, HTTP_STATUS_BY_CODE } from './errors.ts';
 export { formatBytes } from './format.ts';
+export { EXEC_LIMITS, ExecCommandSchema, ExecEnvSchema, SandboxPathSchema, utf8Length } from './exec-limits.ts';
 export type { HealthResponse } from './health.ts';
 export { HealthResponseSchema } from './health.ts';
 export type { ApiKey, CreateApiKeyBody } from './keys.ts';

@@ -5,6 +5,10 @@ export const InstanceSettingsSchema = z.object({
     enableEnvironments: z.boolean(),
     enableSandboxDuplexBridge: z.boolean(),
   }),
+  security: z.object({
+    /** `network: host` for environments; never honoured in local_trusted mode. */
+    allowHostNetwork: z.boolean(),
+  }),
 });
 export type InstanceSettingsBody = z.infer<typeof InstanceSettingsSchema>;
 
@@ -16,5 +20,6 @@ export const InstanceSettingsPatchSchema = z.strictObject({
       enableSandboxDuplexBridge: z.boolean().optional(),
     })
     .optional(),
+  security: z.strictObject({ allowHostNetwork: z.boolean().optional() }).optional(),
 });
 export type InstanceSettingsPatchBody = z.infer<typeof InstanceSettingsPatchSchema>;

@@ -8,6 +8,7 @@ export const ERROR_CODES = [
   'unauthorized',
   'forbidden',
   'feature_disabled',
+  'host_not_allowed',
   'not_found',
   'conflict',
   'invalid_transition',

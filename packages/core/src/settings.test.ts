@@ -5,7 +5,10 @@ import { DEFAULT_INSTANCE_SETTINGS, mergeSettings } from './settings.ts';
 describe('mergeSettings', () => {
   it('keeps fields the patch does not name', () => {
     const next = mergeSettings(DEFAULT_INSTANCE_SETTINGS, { experimental: { enableEnvironments: true } });
-    expect(next).toEqual({ experimental: { enableEnvironments: true, enableSandboxDuplexBridge: false } });
+    expect(next).toEqual({
+      experimental: { enableEnvironments: true, enableSandboxDuplexBridge: false },
+      security: { allowHostNetwork: false },
+    });
     expect(mergeSettings(next, { experimental: { enableEnvironments: undefined } }).experimental.enableEnvironments).toBe(true);
   });
 });

@@ -6,20 +6,30 @@ export interface InstanceSettings {
     /** The duplex host↔sandbox bridge (the kill switch for it). Default: false. */
     enableSandboxDuplexBridge: boolean;
   };
+  security: {
+    /**
+     * Lets environments use `network: host`, the host's own network stack (its loopback services,
+     * this server's API included). Never in local_trusted mode, whatever this says. Default: false.
+     */
+    allowHostNetwork: boolean;
+  };
 }
 
 export const DEFAULT_INSTANCE_SETTINGS: InstanceSettings = {
   experimental: { enableEnvironments: false, enableSandboxDuplexBridge: false },
+  security: { allowHostNetwork: false },
 };
 
 export interface InstanceSettingsPatch {
   experimental?: Partial<InstanceSettings['experimental']> | undefined;
+  security?: Partial<InstanceSettings['security']> | undefined;
 }
 
 /** Applies a partial update; fields not named keep their value. */
 export function mergeSettings(current: InstanceSettings, patch: InstanceSettingsPatch): InstanceSettings {
   return {
     experimental: { ...current.experimental, ...stripUndefined(patch.experimental ?? {}) },
+    security: { ...current.security, ...stripUndefined(patch.security ?? {}) },
   };
 }
 

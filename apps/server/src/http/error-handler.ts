@@ -2,6 +2,7 @@ import { type ErrorEnvelope, HTTP_STATUS_BY_CODE } from '@sandcast/contracts';
 import { isSandcastError, SandcastError } from '@sandcast/core';
 import { isProviderError, type ProviderError } from '@sandcast/provider-sdk';
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { assertCleanJson, registerUrlCheck } from './request-bytes.ts';
 
 function fromProviderError(error: ProviderError): SandcastError {
   const details = { provider: error.provider, providerCode: error.code };
@@ -54,13 +55,30 @@ function fromFastifyError(error: FastifyError): SandcastError | null {
   }
 }
 
+/**
+ * The kernel's "argument list too long", from a spawn on this host or wrapped by a provider: the
+ * request asked for more arguments or environment than a process can be given, which is the
+ * caller's to fix. The exec contracts cap both well below the limit, so this is the backstop.
+ */
+function isArgumentListTooLong(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if ((e as NodeJS.ErrnoException).code === 'E2BIG' || /\bE2BIG\b/.test(e.message)) return true;
+  }
+  return false;
+}
+
 /** Maps an error of any origin to the envelope and status. Unknown errors become a logged 500. */
 export function toErrorResponse(error: unknown): { status: number; body: ErrorEnvelope; internal: boolean } {
   const mapped = isSandcastError(error)
     ? error
-    : isProviderError(error)
-      ? fromProviderError(error)
-      : fromFastifyError(error as FastifyError);
+    : isArgumentListTooLong(error)
+      ? new SandcastError(
+          'bad_request',
+          "the command's arguments and environment are too large for a process (E2BIG); pass big data as a file or on stdin instead",
+        )
+      : isProviderError(error)
+        ? fromProviderError(error)
+        : fromFastifyError(error as FastifyError);
   if (!mapped) {
     return {
       status: 500,
@@ -75,8 +93,9 @@ export function toErrorResponse(error: unknown): { status: number; body: ErrorEn
 }
 
 /**
- * JSON bodies: an empty body reads as no body (a DELETE with a stray Content-Type is fine), and
- * a `__proto__` key is refused rather than risk prototype pollution further down.
+ * JSON bodies: an empty body reads as no body (a DELETE with a stray Content-Type is fine); a
+ * `__proto__` key is refused rather than risk prototype pollution further down, and so are NUL,
+ * lone surrogates and absurd nesting (assertCleanJson).
  */
 function registerJsonParser(app: FastifyInstance): void {
   // Only JSON is accepted; anything else is a 415 rather than a string the schemas then refuse.
@@ -84,22 +103,24 @@ function registerJsonParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(
-        null,
-        JSON.parse(text, (key, value: unknown) => {
-          if (key === '__proto__') throw new SyntaxError('the key "__proto__" is not allowed');
-          return value;
-        }),
-      );
+      parsed = JSON.parse(text);
     } catch (error) {
-      done(new SandcastError('bad_request', `the request body is not valid JSON: ${(error as Error).message}`), undefined);
+      return done(new SandcastError('bad_request', `the request body is not valid JSON: ${(error as Error).message}`), undefined);
     }
+    try {
+      assertCleanJson(parsed);
+    } catch (error) {
+      return done(error as Error, undefined);
+    }
+    done(null, parsed);
   });
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
   registerJsonParser(app);
+  registerUrlCheck(app);
   app.setErrorHandler((error, request, reply) => {
     const response = toErrorResponse(error);
     if (response.internal) request.log.error({ err: error }, 'request failed');

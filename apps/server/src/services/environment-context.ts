@@ -1,4 +1,4 @@
-import { type BootSource, type Environment, SandcastError } from '@sandcast/core';
+import { type BootSource, type Environment, type EnvironmentPolicy, environmentConfigIssues, SandcastError } from '@sandcast/core';
 import type { ProviderRegistry, RegisteredProvider } from '../providers/provider-registry.ts';
 import { bootSourceFor, fingerprintOf } from './boot-source.ts';
 import type { EnvironmentsService } from './environments.service.ts';
@@ -9,6 +9,20 @@ export interface EnvironmentContext {
   registered: RegisteredProvider;
   bootSource: BootSource;
   fingerprint: string;
+  /**
+   * Why the instance's policy no longer lets this config boot (an older revision made before the
+   * policy, or before the setting was turned off), or null. Checked by requireBootable.
+   */
+  bootRefusal: string | null;
+}
+
+/** Refuses to boot a sandbox from a config the instance's policy does not allow (now). */
+export function requireBootable(ctx: EnvironmentContext): void {
+  if (ctx.bootRefusal === null) return;
+  throw new SandcastError(
+    'forbidden',
+    `environment ${ctx.environment.name} (revision ${ctx.environment.currentRevision.number}) cannot boot here: ${ctx.bootRefusal}; edit the environment to fix it`,
+  );
 }
 
 export function requireRegisteredProvider(providers: ProviderRegistry, id: string): RegisteredProvider {
@@ -28,11 +42,14 @@ export type EnvironmentContextLoader = (environmentId: string) => Promise<Enviro
 export function createEnvironmentContextLoader(deps: {
   environments: EnvironmentsService;
   providers: ProviderRegistry;
+  policy: () => Promise<EnvironmentPolicy>;
 }): EnvironmentContextLoader {
   return async (environmentId) => {
     const environment = await deps.environments.getOpen(environmentId);
     const registered = requireRegisteredProvider(deps.providers, environment.provider);
     const bootSource = bootSourceFor(registered, environment.provider, environment.config);
-    return { environment, registered, bootSource, fingerprint: fingerprintOf(bootSource) };
+    const issues = environmentConfigIssues(environment.config, await deps.policy());
+    const bootRefusal = issues.length > 0 ? issues.map((i) => `${i.path}: ${i.message}`).join('; ') : null;
+    return { environment, registered, bootSource, fingerprint: fingerprintOf(bootSource), bootRefusal };
   };
 }

@@ -40,7 +40,7 @@ for (const database of testDatabases()) {
             }),
           ),
       };
-      environments = createEnvironmentsService({ store: injecting, providers: providers(), secrets: createSecretBox(Buffer.alloc(32, 3)) });
+      environments = createEnvironmentsService({ store: injecting, providers: providers(), secrets: createSecretBox(Buffer.alloc(32, 3)), policy: async () => ({ mode: 'local_trusted' as const, allowHostNetwork: false }) });
     });
 
     afterAll(async () => {

@@ -1,4 +1,12 @@
-import { canonicalJson, type Environment, type EnvironmentRevision, type Principal, SandcastError } from '@sandcast/core';
+import {
+  canonicalJson,
+  type Environment,
+  type EnvironmentPolicy,
+  type EnvironmentRevision,
+  environmentConfigIssues,
+  type Principal,
+  SandcastError,
+} from '@sandcast/core';
 import { isUniqueViolation, type Store } from '@sandcast/db';
 import type { z } from 'zod';
 import type { ProviderRegistry, RegisteredProvider } from '../providers/provider-registry.ts';
@@ -45,10 +53,13 @@ export function createEnvironmentsService({
   store,
   providers,
   secrets,
+  policy,
 }: {
   store: Store;
   providers: ProviderRegistry;
   secrets: SecretBox;
+  /** What the instance lets a config ask for (host network, sandbox paths). */
+  policy: () => Promise<EnvironmentPolicy>;
 }) {
   const requireProvider = (id: string): RegisteredProvider => {
     const registered = providers.get(id);
@@ -69,13 +80,23 @@ export function createEnvironmentsService({
   };
 
   /** Parses a config for a provider and returns it sealed for storage and open for comparison. */
-  const prepareConfig = (registered: RegisteredProvider, incoming: Doc, currentOpen: Doc | null) => {
+  const prepareConfig = async (registered: RegisteredProvider, incoming: Doc, currentOpen: Doc | null) => {
     const resolved = resolveSecretPlaceholders(incoming, registered.secretPaths, currentOpen);
     const parsed = registered.provider.configSchema.safeParse(resolved);
     if (!parsed.success) {
       throw new SandcastError('validation_failed', `the ${registered.provider.id} config is invalid: ${parsed.error.issues[0]?.message}`, {
         issues: configIssues(parsed.error),
       });
+    }
+    const refused = environmentConfigIssues(parsed.data, await policy());
+    if (refused.length > 0) {
+      throw new SandcastError(
+        'validation_failed',
+        `the ${registered.provider.id} config is refused: ${refused[0]?.path}: ${refused[0]?.message}`,
+        {
+          issues: refused,
+        },
+      );
     }
     return { open: parsed.data, sealed: sealConfig(parsed.data, registered.secretPaths, secrets) };
   };
@@ -102,7 +123,7 @@ export function createEnvironmentsService({
 
     async create(input: CreateEnvironmentInput, actor: Principal): Promise<Environment> {
       const registered = requireProvider(input.provider);
-      const config = prepareConfig(registered, input.config, null);
+      const config = await prepareConfig(registered, input.config, null);
       try {
         const created = await store.transaction(async (repos) => {
           const env = await repos.environments.insert({ name: input.name, provider: input.provider, config: config.sealed });
@@ -136,7 +157,7 @@ export function createEnvironmentsService({
       let configChange: { open: Doc; sealed: Doc } | undefined;
       if (input.config !== undefined || providerChanged) {
         // Secrets of one provider never carry over to another.
-        const prepared = prepareConfig(registered, input.config ?? currentOpen, providerChanged ? null : currentOpen);
+        const prepared = await prepareConfig(registered, input.config ?? currentOpen, providerChanged ? null : currentOpen);
         if (providerChanged || canonicalJson(prepared.open) !== canonicalJson(currentOpen)) configChange = prepared;
       }
       const nameChange = input.name !== undefined && input.name !== current.name ? input.name : undefined;

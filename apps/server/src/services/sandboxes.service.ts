@@ -7,7 +7,7 @@ import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import { recordActivity } from './activity.service.ts';
 import { imageMatches } from './custom-images/image-link.ts';
 import { templateRefOf } from './custom-images/template-ref.ts';
-import { type EnvironmentContextLoader, requireRegisteredProvider } from './environment-context.ts';
+import { type EnvironmentContextLoader, requireBootable, requireRegisteredProvider } from './environment-context.ts';
 
 export type SandboxesService = ReturnType<typeof createSandboxesService>;
 
@@ -48,6 +48,7 @@ export function createSandboxesService(deps: {
 
   const create = async (environmentId: string, actor: Principal, options: { countAsUse: boolean; activity: boolean }) => {
     const ctx = await deps.loadEnvironment(environmentId);
+    requireBootable(ctx);
     const active = await store.repos.templates.active(environmentId);
     const image = active && imageMatches(active, ctx) ? active : null;
     const sandbox = await store.transaction(async (repos) => {

@@ -11,6 +11,7 @@ import { Button } from '../components/Button.tsx';
 import { Section } from '../components/Section.tsx';
 import { ErrorState, Skeleton } from '../components/States.tsx';
 import { ConfigForm } from '../modules/environments/ConfigForm.tsx';
+import { HostNetworkWarning } from '../modules/environments/HostNetworkWarning.tsx';
 import type { JsonSchema } from '../modules/environments/json-schema.ts';
 import { ProviderPicker } from '../modules/environments/ProviderPicker.tsx';
 
@@ -81,6 +82,7 @@ export function EnvironmentCreatePage() {
       {target ? (
         <Section title={`${target.displayName} configuration`}>
           <ConfigForm schema={target.configSchema as JsonSchema} value={config} onChange={setConfig} />
+          <HostNetworkWarning config={config} />
         </Section>
       ) : null}
       {create.isError ? <ErrorState title="The environment was not created" error={create.error} /> : null}

@@ -15,6 +15,7 @@ import { Section } from '../components/Section.tsx';
 import { ErrorState, Skeleton } from '../components/States.tsx';
 import { CustomImagePanel } from '../modules/custom-image/CustomImagePanel.tsx';
 import { ConfigForm } from '../modules/environments/ConfigForm.tsx';
+import { HostNetworkWarning } from '../modules/environments/HostNetworkWarning.tsx';
 import type { JsonSchema } from '../modules/environments/json-schema.ts';
 import { RevisionHistory } from '../modules/environments/RevisionHistory.tsx';
 
@@ -71,6 +72,7 @@ function ConfigEditor({ environment, target }: { environment: EnvironmentBody; t
                 setDirty(true);
               }}
             />
+            <HostNetworkWarning config={config} />
           </div>
         )}
         {save.isError ? (

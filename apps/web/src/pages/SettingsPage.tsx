@@ -3,17 +3,19 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { toast } from 'sonner';
 import { useClient } from '../api/client-context.tsx';
 import { errorMessage } from '../api/errors.ts';
-import { useSettings } from '../api/queries.ts';
+import { useAuthSession, useSettings } from '../api/queries.ts';
 import { queryKeys } from '../api/query-keys.ts';
 import { Section } from '../components/Section.tsx';
 import { ErrorState, Skeleton } from '../components/States.tsx';
 import { Switch } from '../components/Switch.tsx';
 
-/** Settings → Instance settings → Experimental. */
+/** Settings → Instance settings → Experimental and Security. */
 export function SettingsPage() {
   const client = useClient();
   const queryClient = useQueryClient();
   const settings = useSettings();
+  const session = useAuthSession();
+  const localTrusted = session.data?.deploymentMode === 'local_trusted';
   const update = useMutation({
     mutationFn: (patch: InstanceSettingsPatchBody) => client.settings.update(patch),
     onSuccess: (next) => {
@@ -51,6 +53,30 @@ export function SettingsPage() {
               disabled={update.isPending}
               onChange={(enableSandboxDuplexBridge) => update.mutate({ experimental: { enableSandboxDuplexBridge } })}
             />
+          </div>
+        )}
+      </Section>
+      <Section id="security" title="Security" description="What sandboxes may reach on this machine.">
+        {settings.isPending ? (
+          <Skeleton lines={2} />
+        ) : settings.isError ? null : (
+          <div className="divide-y divide-zinc-800">
+            <Switch
+              label="Allow host network"
+              description={
+                localTrusted
+                  ? 'Unavailable in local_trusted mode: a sandbox on the host network could call this server as the operator. Environments here use network "none".'
+                  : 'Let environments use network "host": sandbox code then shares this machine\'s network stack, reaching every service listening on it, this server included. Off by default.'
+              }
+              checked={settings.data.security.allowHostNetwork && !localTrusted}
+              disabled={update.isPending || localTrusted}
+              onChange={(allowHostNetwork) => update.mutate({ security: { allowHostNetwork } })}
+            />
+            {settings.data.security.allowHostNetwork && !localTrusted ? (
+              <p role="alert" data-testid="host-network-allowed" className="py-2 text-sm text-amber-200">
+                Host networking is allowed: any environment set to network "host" gives its sandboxes this machine's network.
+              </p>
+            ) : null}
           </div>
         )}
       </Section>

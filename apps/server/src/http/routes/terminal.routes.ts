@@ -1,5 +1,6 @@
 import websocket from '@fastify/websocket';
 import { API_PATHS, TERMINAL_CLOSE_CODES, type TerminalServerFrame } from '@sandcast/contracts';
+import { SandcastError } from '@sandcast/core';
 import type { FastifyInstance } from 'fastify';
 import type { TerminalHub } from '../../terminal/terminal-hub.ts';
 import { handleTerminalSocket } from '../../terminal/terminal-socket.ts';
@@ -39,13 +40,24 @@ export function registerTerminalRoutes(
     // Access is `public` at the HTTP layer on purpose: browsers cannot put an Authorization header
     // on a WebSocket and a credential in the URL would leak into logs. The single-use token in the
     // first frame is the credential; handleTerminalSocket refuses everything before it.
-    scoped.get<{ Params: SessionParams }>(API_PATHS.terminalSocket, { websocket: true, config: { access: 'public' } }, (socket, request) =>
-      handleTerminalSocket(socket, request, {
-        hub: deps.terminalHub,
-        tokens: deps.terminalTokens,
-        log: request.log,
-        authTimeoutMs: deps.authTimeoutMs,
-      }),
-    );
+    scoped.route<{ Params: SessionParams }>({
+      method: 'GET',
+      url: API_PATHS.terminalSocket,
+      config: { access: 'public' },
+      // A plain GET (no Upgrade header) gets the error envelope rather than an empty 404.
+      handler: async () => {
+        throw new SandcastError(
+          'bad_request',
+          'this is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket) using the websocketPath from POST …/terminal-session-token',
+        );
+      },
+      wsHandler: (socket, request) =>
+        handleTerminalSocket(socket, request, {
+          hub: deps.terminalHub,
+          tokens: deps.terminalTokens,
+          log: request.log,
+          authTimeoutMs: deps.authTimeoutMs,
+        }),
+    });
   });
 }

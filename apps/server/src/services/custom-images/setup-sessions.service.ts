@@ -20,10 +20,11 @@ import type { ProviderRegistry } from '../../providers/provider-registry.ts';
 import { withTimeout } from '../../with-timeout.ts';
 import { recordActivity } from '../activity.service.ts';
 import { bootSourceFor } from '../boot-source.ts';
-import { type EnvironmentContextLoader, requireRegisteredProvider } from '../environment-context.ts';
+import { type EnvironmentContextLoader, requireBootable, requireRegisteredProvider } from '../environment-context.ts';
 import { CAPTURE_UNAVAILABLE_MESSAGE, UNSUPPORTED_SETUP_MESSAGE } from './capability.ts';
 import { type ConnectionBroker, directConnectionBroker, summarizeConnection } from './connection-broker.ts';
 import { type CaptureProgress, captureAndPromote } from './setup-capture.ts';
+import { scanChangedContent } from './content-secret-scan.ts';
 import type { SetupEndReason, SetupEvents } from './setup-events.ts';
 import { templateRefOf } from './template-ref.ts';
 
@@ -153,6 +154,7 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
 
     async start(environmentId: string, input: { templateId?: string | undefined; ttlSeconds: number }, actor: Principal) {
       const ctx = await deps.loadEnvironment(environmentId);
+      requireBootable(ctx);
       const provider = ctx.registered.provider;
       if (!provider.capabilities.interactiveSetup) {
         throw new SandcastError('capability_unsupported', UNSUPPORTED_SETUP_MESSAGE, { provider: provider.id });
@@ -255,11 +257,13 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
       }
       const all = await provider.listChanges(session.providerLeaseId);
       const totalBytes = all.reduce((sum, c) => sum + (c.kind !== 'deleted' && c.type === 'file' ? (c.sizeBytes ?? 0) : 0), 0);
+      const scanned = await scanChangedContent(provider, session.providerLeaseId, all);
       return {
         changes: all.slice(0, MAX_LISTED_CHANGES),
-        warnings: likelySecrets(all),
+        warnings: [...likelySecrets(all), ...scanned.warnings],
         totalBytes,
         truncated: all.length > MAX_LISTED_CHANGES,
+        contentScan: { filesScanned: scanned.filesScanned, bytesScanned: scanned.bytesScanned, filesSkipped: scanned.filesSkipped },
       };
     },
 

@@ -49,8 +49,12 @@ export function CaptureReview({ sessionId, enabled }: { sessionId: string; enabl
                 </p>
                 <ul className="mt-1 space-y-0.5">
                   {changes.data.warnings.map((w) => (
-                    <li key={`${w.path}:${w.reason}`} className="text-amber-100">
-                      <code className="font-mono text-xs">{w.path}</code> — {w.reason}
+                    <li key={`${w.path}:${w.line ?? ''}:${w.reason}`} className="text-amber-100">
+                      <code className="font-mono text-xs">
+                        {w.path}
+                        {w.line === undefined ? '' : `:${w.line}`}
+                      </code>{' '}
+                      — {w.reason}
                     </li>
                   ))}
                 </ul>

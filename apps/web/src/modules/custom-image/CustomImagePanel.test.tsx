@@ -122,7 +122,10 @@ describe('Custom image panel', () => {
             { path: '/root/.config/gh/hosts.yml', kind: 'added', sizeBytes: 120, type: 'file' },
             { path: '/usr/local/bin/tool', kind: 'added', sizeBytes: 2048, type: 'file' },
           ],
-          warnings: [{ path: '/root/.config/gh/hosts.yml', reason: 'GitHub CLI token' }],
+          warnings: [
+            { path: '/root/.config/gh/hosts.yml', reason: 'GitHub CLI token' },
+            { path: '/root/.bashrc', line: 12, reason: 'AWS secret access key' },
+          ],
           totalBytes: 2168,
           truncated: false,
         },
@@ -139,6 +142,8 @@ describe('Custom image panel', () => {
     const review = screen.getByTestId('capture-review');
     expect(await within(review).findByText('/usr/local/bin/tool')).toBeTruthy();
     expect(within(screen.getByTestId('capture-warnings')).getByText(/GitHub CLI token/)).toBeTruthy();
+    // A finding in a file's content points at its line.
+    expect(within(screen.getByTestId('capture-warnings')).getByText('/root/.bashrc:12')).toBeTruthy();
     expect((screen.getByRole('button', { name: 'Finished' }) as HTMLButtonElement).disabled).toBe(false);
     expect((screen.getByRole('button', { name: 'Cancel' }) as HTMLButtonElement).disabled).toBe(false);
   });
