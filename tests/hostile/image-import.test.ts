@@ -317,30 +317,33 @@ describe.skipIf(skip !== null)('hostile archives: image import (local provider)'
         });
         let sentBytes = 0;
         let requestEnded = false;
+        let answered = false;
         const chunk = Buffer.alloc(1024 * 1024);
         const pump = () => {
-          while (!requestEnded && sentBytes < 256 * 1024 * 1024) {
+          while (!answered && sentBytes < 128 * 1024 * 1024) {
             sentBytes += chunk.length;
             if (!req.write(chunk)) return void req.once('drain', pump);
           }
-          if (!requestEnded) {
+          if (!answered) {
             requestEnded = true;
             req.end();
           }
         };
         req.on('response', (response) => {
+          answered = true;
           const ended = requestEnded;
           let body = '';
           response.setEncoding('utf8');
           response.on('data', (text: string) => {
             body += text;
           });
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, body, sentBytes, requestEnded: ended }));
-          requestEnded = true;
-          req.destroy();
+          response.on('end', () => {
+            resolve({ status: response.statusCode ?? 0, body, sentBytes, requestEnded: ended });
+            req.destroy();
+          });
         });
         req.on('error', (error) => {
-          if (!requestEnded) reject(error);
+          if (!answered) reject(error);
         });
         pump();
       });

@@ -129,7 +129,9 @@ export async function openArchive(
   options: { what: string; budget: ImportBudget; size: number; onRead?: ((fraction: number, bytes: number) => void) | undefined },
 ): Promise<Readable> {
   const kind = await sniff(file);
-  const source = decompressed(file, kind, options.what, (position) => options.onRead?.(options.size ? position / options.size : 1, options.budget.used));
+  const source = decompressed(file, kind, options.what, (position) =>
+    options.onRead?.(options.size ? position / options.size : 1, options.budget.used),
+  );
   const counted = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       try {

@@ -22,7 +22,10 @@ const DockerConfigSchema = z.looseObject({
     .looseObject({
       Env: z.array(noNul('an Env entry')).nullish(),
       WorkingDir: noNul('WorkingDir')
-        .refine((dir) => dir === '' || (dir.startsWith('/') && !dir.split('/').includes('..')), 'WorkingDir must be an absolute path without ".."')
+        .refine(
+          (dir) => dir === '' || (dir.startsWith('/') && !dir.split('/').includes('..')),
+          'WorkingDir must be an absolute path without ".."',
+        )
         .nullish(),
       User: noNul('User').nullish(),
     })
@@ -56,7 +59,10 @@ async function fileInside(dir: string, raw: string, describe: string): Promise<s
     const shown = parts.slice(0, index + 1).join('/');
     if (!stat) throw localError('invalid_input', `${describe} ${JSON.stringify(raw)} is not in the archive`);
     if (stat.isSymbolicLink()) {
-      throw localError('invalid_input', `${describe} ${JSON.stringify(raw)} goes through ${shown}, a symlink in the archive; symlinked metadata and layers are refused`);
+      throw localError(
+        'invalid_input',
+        `${describe} ${JSON.stringify(raw)} goes through ${shown}, a symlink in the archive; symlinked metadata and layers are refused`,
+      );
     }
     if (index < parts.length - 1 ? !stat.isDirectory() : !stat.isFile()) {
       throw localError('invalid_input', `${describe} ${JSON.stringify(raw)} is not a regular file in the archive`);
@@ -68,7 +74,10 @@ async function fileInside(dir: string, raw: string, describe: string): Promise<s
 async function readMetadata(file: string, name: string): Promise<unknown> {
   const stat = await lstat(file);
   if (stat.size > METADATA_MAX_BYTES) {
-    throw localError('invalid_input', `${name} is larger than ${METADATA_MAX_BYTES / 1024 / 1024} MiB; a docker save archive's is a few KiB`);
+    throw localError(
+      'invalid_input',
+      `${name} is larger than ${METADATA_MAX_BYTES / 1024 / 1024} MiB; a docker save archive's is a few KiB`,
+    );
   }
   try {
     return JSON.parse(await readFile(file, 'utf8'));

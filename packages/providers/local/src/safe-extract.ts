@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { chmod, link, lchown, lstat, lutimes, mkdir, open, readdir, rm, symlink, unlink } from 'node:fs/promises';
+import { chmod, lchown, link, lstat, lutimes, mkdir, open, readdir, rm, symlink, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
