@@ -132,10 +132,15 @@ export async function openArchive(
   const source = decompressed(file, kind, options.what, (position) =>
     options.onRead?.(options.size ? position / options.size : 1, options.budget.used),
   );
+  return charged(source, options.budget);
+}
+
+/** `source` with every byte charged to `budget`: the stream fails at the byte that crosses its limit. */
+export function charged(source: Readable, budget: ImportBudget): Readable {
   const counted = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       try {
-        options.budget.charge(chunk.length);
+        budget.charge(chunk.length);
         done(null, chunk);
       } catch (error) {
         done(error as Error);

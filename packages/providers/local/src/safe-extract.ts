@@ -33,6 +33,9 @@ const OPEN_DIR = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLL
 /** Permission bits kept: everything but setuid and setgid (the sticky bit of /tmp stays). */
 const MODE_KEPT = 0o1777;
 
+/** Owners are restored only as root (the provider runs as root; unit tests need not). */
+const RESTORE_OWNERS = process.getuid?.() === 0;
+
 const printable = (value: string) => JSON.stringify(value.length > 200 ? `${value.slice(0, 200)}…` : value);
 
 /**
@@ -207,7 +210,7 @@ class Extraction {
   private async setDirMeta(path: string, header: Header): Promise<void> {
     const handle = await open(path, OPEN_DIR);
     try {
-      await handle.chown(header.uid ?? 0, header.gid ?? 0);
+      if (RESTORE_OWNERS) await handle.chown(header.uid ?? 0, header.gid ?? 0);
       await handle.chmod(this.mode(header, 0o755));
     } finally {
       await handle.close();
@@ -231,7 +234,7 @@ class Extraction {
     const handle = await open(path, WRITE_NEW, 0o600);
     try {
       for await (const chunk of stream) await handle.write(chunk);
-      await handle.chown(header.uid ?? 0, header.gid ?? 0);
+      if (RESTORE_OWNERS) await handle.chown(header.uid ?? 0, header.gid ?? 0);
       await handle.chmod(this.mode(header, 0o644));
       if (header.mtime) await handle.utimes(header.mtime, header.mtime);
     } finally {
@@ -246,7 +249,7 @@ class Extraction {
     await this.clear(path);
     // The target is text the sandbox resolves inside its own root; nothing here ever follows it.
     await symlink(header.linkname, path);
-    await lchown(path, header.uid ?? 0, header.gid ?? 0);
+    if (RESTORE_OWNERS) await lchown(path, header.uid ?? 0, header.gid ?? 0);
     if (header.mtime) await lutimes(path, header.mtime, header.mtime);
   }
 
