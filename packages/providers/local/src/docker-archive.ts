@@ -7,9 +7,9 @@ import type { ImageConfig } from './image-types.ts';
 import { archivePathParts } from './safe-extract.ts';
 
 /** manifest.json and the image config are read into memory; real ones are a few KiB. */
-export const METADATA_MAX_BYTES = 1024 * 1024;
+const METADATA_MAX_BYTES = 1024 * 1024;
 /** Docker itself stops at 127 layers. */
-export const MAX_LAYERS = 128;
+const MAX_LAYERS = 128;
 
 const noNul = (what: string) => z.string().refine((value) => !value.includes('\0'), `${what} has a NUL byte`);
 
