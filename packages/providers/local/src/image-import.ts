@@ -171,7 +171,7 @@ async function storeSingleLayerImage(
 }
 
 /** The Debian release this machine runs (`VERSION_CODENAME` of /etc/os-release). */
-export async function hostDebianRelease(): Promise<string | null> {
+async function hostDebianRelease(): Promise<string | null> {
   const text = await readFile('/etc/os-release', 'utf8').catch(() => '');
   return /^VERSION_CODENAME=("?)([a-z]+)\1$/m.exec(text)?.[2] ?? null;
 }
