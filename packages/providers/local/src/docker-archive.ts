@@ -101,7 +101,8 @@ export async function readDockerSave(dir: string): Promise<DockerSave> {
   const manifestFile = await fileInside(dir, 'manifest.json', 'manifest.json:');
   const manifest = ManifestSchema.safeParse(await readMetadata(manifestFile, 'manifest.json'));
   if (!manifest.success) throw localError('invalid_input', `manifest.json is not a docker save manifest: ${issuesOf(manifest.error)}`);
-  const entry = manifest.data[0]!;
+  const [entry] = manifest.data;
+  if (!entry) throw localError('invalid_input', 'manifest.json names no image');
   const configName = entry.Config;
   const configFile = await fileInside(dir, configName, "manifest.json: the image's Config");
   const config = DockerConfigSchema.safeParse(await readMetadata(configFile, configName));

@@ -49,8 +49,7 @@ async function extractFile(options: {
 async function isFileInImage(root: string, path: string): Promise<boolean> {
   let pending = path.split('/').filter(Boolean);
   let resolved: string[] = [];
-  for (let hops = 0; pending.length > 0; ) {
-    const part = pending.shift()!;
+  for (let hops = 0, part = pending.shift(); part !== undefined; part = pending.shift()) {
     if (part === '.') continue;
     if (part === '..') {
       resolved.pop();

@@ -130,11 +130,11 @@ class Extraction {
     const name = parts.join('/');
     if (header.linkname?.includes('\0')) this.refuse(`the link target of ${printable(name)} has a NUL byte`);
     this.stats.entries++;
-    if (parts.length === 0) {
+    const base = parts.at(-1);
+    if (base === undefined) {
       if (header.type === 'directory') await this.setDirMeta(this.options.root, header);
       return;
     }
-    const base = parts[parts.length - 1]!;
     if (this.options.layer) {
       if (base === '.wh..wh..opq') {
         await this.opaque(parts.slice(0, -1));
@@ -166,12 +166,17 @@ class Extraction {
     }
   }
 
-  /** The parent directory of `parts`, created where missing; refuses to pass through anything but real directories. */
-  private async parentOf(parts: string[], create: boolean): Promise<string | null> {
+  /**
+   * The path of `parts` inside the root, its parent directories created where missing (`create`)
+   * or else required to exist (null when one does not); never passes through anything but a real
+   * directory.
+   */
+  private async pathOf(parts: string[], create: boolean): Promise<string | null> {
     let dir = this.options.root;
-    for (let i = 0; i < parts.length - 1; i++) {
+    for (const [i, part] of parts.entries()) {
+      if (i === parts.length - 1) return join(dir, part);
       const rel = parts.slice(0, i + 1).join('/');
-      dir = join(dir, parts[i]!);
+      dir = join(dir, part);
       if (this.dirs.has(rel)) continue;
       const stat = await lstat(dir).catch(() => null);
       if (!stat) {
@@ -189,6 +194,13 @@ class Extraction {
       this.dirs.add(rel);
     }
     return dir;
+  }
+
+  /** Where an entry goes: its parents exist (created if needed) and none is a symlink. */
+  private async placeOf(parts: string[]): Promise<string> {
+    const path = await this.pathOf(parts, true);
+    if (path === null) this.refuse(`no place for ${printable(parts.join('/'))}`);
+    return path;
   }
 
   /** Removes whatever is at `path` (a symlink itself, never its target). */
@@ -218,8 +230,7 @@ class Extraction {
   }
 
   private async directory(parts: string[], header: Header): Promise<void> {
-    const parent = (await this.parentOf(parts, true))!;
-    const path = join(parent, parts[parts.length - 1]!);
+    const path = await this.placeOf(parts);
     const stat = await lstat(path).catch(() => null);
     if (stat && !stat.isDirectory()) await this.clear(path);
     if (!stat?.isDirectory()) await mkdir(path);
@@ -228,8 +239,7 @@ class Extraction {
   }
 
   private async file(parts: string[], header: Header, stream: Body): Promise<void> {
-    const parent = (await this.parentOf(parts, true))!;
-    const path = join(parent, parts[parts.length - 1]!);
+    const path = await this.placeOf(parts);
     await this.clear(path);
     const handle = await open(path, WRITE_NEW, 0o600);
     try {
@@ -244,8 +254,7 @@ class Extraction {
 
   private async symlink(parts: string[], header: Header): Promise<void> {
     if (!header.linkname) this.refuse(`the symlink ${printable(parts.join('/'))} has no target`);
-    const parent = (await this.parentOf(parts, true))!;
-    const path = join(parent, parts[parts.length - 1]!);
+    const path = await this.placeOf(parts);
     await this.clear(path);
     // The target is text the sandbox resolves inside its own root; nothing here ever follows it.
     await symlink(header.linkname, path);
@@ -262,14 +271,12 @@ class Extraction {
       this.refuse(`the hard link ${name} points outside the image: ${(error as Error).message}`);
     }
     if (targetParts.length === 0) this.refuse(`the hard link ${name} has no target`);
-    const targetParent = await this.parentOf(targetParts, false).catch(() => null);
-    const target = targetParent && join(targetParent, targetParts[targetParts.length - 1]!);
+    const target = await this.pathOf(targetParts, false).catch(() => null);
     const targetStat = target ? await lstat(target).catch(() => null) : null;
     if (!target || !targetStat?.isFile()) {
       this.refuse(`the hard link ${name} must name a regular file earlier in the image; ${printable(targetParts.join('/'))} is not one`);
     }
-    const parent = (await this.parentOf(parts, true))!;
-    const path = join(parent, parts[parts.length - 1]!);
+    const path = await this.placeOf(parts);
     if (path === target) return;
     await this.clear(path);
     await link(target, path);
@@ -277,17 +284,17 @@ class Extraction {
 
   /** `.wh.<name>`: the lower layers' `<name>` is deleted. */
   private async whiteout(parts: string[]): Promise<void> {
-    const parent = await this.parentOf(parts, false);
-    if (parent) await this.clear(join(parent, parts[parts.length - 1]!));
+    const path = await this.pathOf(parts, false);
+    if (path) await this.clear(path);
   }
 
   /** `.wh..wh..opq`: the directory keeps only what this layer unpacked into it (Docker's rule). */
   private async opaque(dirParts: string[]): Promise<void> {
     let dir = this.options.root;
     if (dirParts.length > 0) {
-      const parent = await this.parentOf(dirParts, false);
-      if (!parent) return;
-      dir = join(parent, dirParts[dirParts.length - 1]!);
+      const path = await this.pathOf(dirParts, false);
+      if (!path) return;
+      dir = path;
       const stat = await lstat(dir).catch(() => null);
       if (!stat?.isDirectory()) return;
     }
