@@ -102,6 +102,7 @@ export function createBaseImagesService(deps: {
         await rm(file, { force: true });
         throw error;
       }
+      deps.log.info({ uploadBytes: bytes }, `image archive received: ${sizeText(bytes)}`);
       return { file, bytes };
     },
 
