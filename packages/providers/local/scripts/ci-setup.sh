@@ -7,6 +7,10 @@ command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
 command -v nsenter >/dev/null 2>&1 || missing="$missing util-linux"
 command -v mkfifo >/dev/null 2>&1 || missing="$missing coreutils"
 command -v script >/dev/null 2>&1 || missing="$missing bsdutils"
+# Image imports decompress bzip2, xz and zstd archives with these tools.
+command -v bzip2 >/dev/null 2>&1 || missing="$missing bzip2"
+command -v xz >/dev/null 2>&1 || missing="$missing xz-utils"
+command -v zstd >/dev/null 2>&1 || missing="$missing zstd"
 if [ -n "$missing" ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
