@@ -243,7 +243,9 @@ class Extraction {
     await this.clear(path);
     const handle = await open(path, WRITE_NEW, 0o600);
     try {
-      for await (const chunk of stream) await handle.write(chunk);
+      for await (const chunk of stream) {
+        for (let offset = 0; offset < chunk.length; ) offset += (await handle.write(chunk, offset)).bytesWritten;
+      }
       if (RESTORE_OWNERS) await handle.chown(header.uid ?? 0, header.gid ?? 0);
       await handle.chmod(this.mode(header, 0o644));
       if (header.mtime) await handle.utimes(header.mtime, header.mtime);
