@@ -307,48 +307,62 @@ describe.skipIf(skip !== null)('hostile archives: image import (local provider)'
     await expectRefused('not-a-tar', await importArchive('not-a-tar', save), /l1\/layer\.tar.*tar/);
   });
 
-  attack('name=host and other bad names are refused before the upload is read', async () => {
-    for (const name of ['host', '../x', 'a\u0000b', 'UPPER', 'x'.repeat(100)]) {
-      // An upload that would never end on its own: the answer must come while it is still open.
-      const answer = await new Promise<{ status: number; body: string; sentBytes: number; requestEnded: boolean }>((resolve, reject) => {
-        const req = httpRequest(`${t.url}/api/providers/local/images/import?name=${encodeURIComponent(name)}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-tar', 'transfer-encoding': 'chunked' },
-        });
-        let sentBytes = 0;
-        let requestEnded = false;
-        const chunk = Buffer.alloc(1024 * 1024);
-        const pump = () => {
-          while (!requestEnded && sentBytes < 256 * 1024 * 1024) {
-            sentBytes += chunk.length;
-            if (!req.write(chunk)) return void req.once('drain', pump);
-          }
-          if (!requestEnded) {
-            requestEnded = true;
-            req.end();
-          }
-        };
-        req.on('response', (response) => {
-          const ended = requestEnded;
-          let body = '';
-          response.setEncoding('utf8');
-          response.on('data', (text: string) => {
-            body += text;
-          });
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, body, sentBytes, requestEnded: ended }));
+  /** Sends an upload that would go on for 128 MiB, and reports whether the answer came while it was still open. */
+  const uploadUntilAnswered = (name: string, headers: Record<string, string>) =>
+    new Promise<{ status: number; body: string; requestEnded: boolean }>((resolve, reject) => {
+      const req = httpRequest(`${t.url}/api/providers/local/images/import?name=${encodeURIComponent(name)}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-tar', ...headers },
+      });
+      let sentBytes = 0;
+      let requestEnded = false;
+      let answered = false;
+      const chunk = Buffer.alloc(1024 * 1024);
+      const pump = () => {
+        while (!answered && sentBytes < 128 * 1024 * 1024) {
+          sentBytes += chunk.length;
+          if (!req.write(chunk)) return void req.once('drain', pump);
+        }
+        if (!answered) {
           requestEnded = true;
+          req.end();
+        }
+      };
+      req.on('response', (response) => {
+        answered = true;
+        const ended = requestEnded;
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (text: string) => {
+          body += text;
+        });
+        response.on('end', () => {
+          resolve({ status: response.statusCode ?? 0, body, requestEnded: ended });
           req.destroy();
         });
-        req.on('error', (error) => {
-          if (!requestEnded) reject(error);
-        });
-        pump();
       });
+      req.on('error', (error) => {
+        if (!answered) reject(error);
+      });
+      pump();
+    });
+
+  attack('name=host and other bad names are refused before the upload is read', async () => {
+    for (const name of ['host', '../x', 'a\u0000b', 'UPPER', 'x'.repeat(100)]) {
+      // An upload that would go on and on: the answer must come while it is still open.
+      const answer = await uploadUntilAnswered(name, { 'transfer-encoding': 'chunked' });
       expect(answer.status, answer.body).toBeGreaterThanOrEqual(400);
       expect(answer.status, answer.body).toBeLessThan(500);
       expect(answer.requestEnded, `${name}: answered only after the whole upload`).toBe(false);
       expect(JSON.parse(answer.body).error.message).toMatch(name === 'host' ? /host.*exists/ : /name/);
     }
     expect((await readdir(path.join(t.dataDir, 'tmp')).catch(() => [])).filter((n) => n.startsWith('import-'))).toEqual([]);
+  });
+
+  attack('an upload that declares more than the cap is refused before it is read', async () => {
+    const answer = await uploadUntilAnswered('declared-huge', { 'content-length': String(64 * 1024 ** 3) });
+    expect(answer.status, answer.body).toBe(413);
+    expect(answer.requestEnded).toBe(false);
+    expect(JSON.parse(answer.body).error.message).toMatch(/SANDCAST_IMAGE_IMPORT_MAX_BYTES/);
   });
 });

@@ -105,6 +105,10 @@ describe.skipIf(skip !== null)('sandcast image list|import|build-base|export|rm 
     const badName = await sandcast(['image', 'import', '/etc/hostname', '--name', 'Bad Name'], env);
     expect(badName.code).toBe(1);
     expect(badName.stderr).toContain('validation_failed');
+    // The built-in base's name is taken: refused before the upload is read, in words.
+    const builtin = await sandcast(['image', 'import', '/etc/hostname', '--name', 'host'], env);
+    expect(builtin.code).toBe(1);
+    expect(builtin.stderr).toMatch(/conflict.*"host" already exists/);
   });
 
   it('builds a Debian base with debootstrap and boots from it', async () => {

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 
@@ -30,8 +30,9 @@ export async function packTar(entries: Entry[], options: { finalize?: boolean } 
   // Read while writing: an entry's callback waits until the pack's buffer has room.
   const done = collect(pack as unknown as Readable);
   for (const entry of entries) {
-    const body = entry.body === undefined ? undefined : Buffer.from(entry.body);
     const type = entry.type ?? 'file';
+    // An entry without a buffer waits for its body to be streamed; an empty file gets an empty one.
+    const body = entry.body === undefined ? (type === 'file' ? Buffer.alloc(0) : undefined) : Buffer.from(entry.body);
     const header: Parameters<tar.Pack['entry']>[0] = {
       name: entry.name,
       type,
@@ -46,7 +47,7 @@ export async function packTar(entries: Entry[], options: { finalize?: boolean } 
     };
     await new Promise<void>((resolve, reject) => {
       const callback = (error?: Error | null) => (error ? reject(error) : resolve());
-      if (body) pack.entry(header, body, callback);
+      if (body !== undefined) pack.entry(header, body, callback);
       else pack.entry(header, callback);
     });
   }
@@ -79,11 +80,7 @@ export function miniRootfsEntries(): Entry[] {
 }
 
 /** A `docker save` archive: manifest.json, a config, and the given files (layers or anything else). */
-export async function dockerSave(options: {
-  manifest: unknown;
-  files: Record<string, Buffer | string>;
-  extra?: Entry[];
-}): Promise<Buffer> {
+export async function dockerSave(options: { manifest: unknown; files: Record<string, Buffer | string>; extra?: Entry[] }): Promise<Buffer> {
   return packTar([
     ...Object.entries(options.files).map(([name, body]) => ({ name, body })),
     ...(options.extra ?? []),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BuildBaseImageBody } from '@sandcast/contracts';
 import { type Principal, SandcastError } from '@sandcast/core';
@@ -48,7 +48,13 @@ export function createBaseImagesService(deps: {
   };
 
   const record = (action: string, actor: Principal, providerId: string, subjectId: string, details: Record<string, unknown>) =>
-    recordActivity(deps.store.repos, { action, actor, subjectType: 'base_image', subjectId, details: { provider: providerId, ...details } });
+    recordActivity(deps.store.repos, {
+      action,
+      actor,
+      subjectType: 'base_image',
+      subjectId,
+      details: { provider: providerId, ...details },
+    });
 
   const tooLarge = () =>
     new SandcastError(
@@ -96,6 +102,7 @@ export function createBaseImagesService(deps: {
         await rm(file, { force: true });
         throw error;
       }
+      deps.log.info({ uploadBytes: bytes }, `image archive received: ${sizeText(bytes)}`);
       return { file, bytes };
     },
 

@@ -13,6 +13,10 @@ command -v losetup >/dev/null 2>&1 || missing="$missing mount"
 command -v gcc >/dev/null 2>&1 || missing="$missing gcc"
 # The sandbox init is linked statically (it runs in any image): it needs libc.a.
 [ -f /usr/include/stdio.h ] && ls /usr/lib/*/libc.a /usr/lib/libc.a >/dev/null 2>&1 || missing="$missing libc6-dev"
+# Image imports decompress bzip2, xz and zstd archives with these tools.
+command -v bzip2 >/dev/null 2>&1 || missing="$missing bzip2"
+command -v xz >/dev/null 2>&1 || missing="$missing xz-utils"
+command -v zstd >/dev/null 2>&1 || missing="$missing zstd"
 if [ -n "$missing" ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"

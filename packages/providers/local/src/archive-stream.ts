@@ -129,11 +129,18 @@ export async function openArchive(
   options: { what: string; budget: ImportBudget; size: number; onRead?: ((fraction: number, bytes: number) => void) | undefined },
 ): Promise<Readable> {
   const kind = await sniff(file);
-  const source = decompressed(file, kind, options.what, (position) => options.onRead?.(options.size ? position / options.size : 1, options.budget.used));
+  const source = decompressed(file, kind, options.what, (position) =>
+    options.onRead?.(options.size ? position / options.size : 1, options.budget.used),
+  );
+  return charged(source, options.budget);
+}
+
+/** `source` with every byte charged to `budget`: the stream fails at the byte that crosses its limit. */
+export function charged(source: Readable, budget: ImportBudget): Readable {
   const counted = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       try {
-        options.budget.charge(chunk.length);
+        budget.charge(chunk.length);
         done(null, chunk);
       } catch (error) {
         done(error as Error);

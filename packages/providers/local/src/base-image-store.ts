@@ -36,7 +36,8 @@ function toInfo(image: LocalImage): BaseImageInfo {
 export function asBaseImageStore(images: LocalImages): BaseImageStore {
   return {
     list: async () => (await images.list()).map(toInfo),
-    importArchive: async ({ tarPath, name, maxBytes, onProgress }) => toInfo(await images.importRootfs(tarPath, name, { maxBytes, onProgress })),
+    importArchive: async ({ tarPath, name, maxBytes, onProgress }) =>
+      toInfo(await images.importRootfs(tarPath, name, { maxBytes, onProgress })),
     build: async (recipe, onProgress) =>
       toInfo(await images.buildBase(recipe.distro, { name: recipe.name, release: recipe.release }, onProgress)),
     export: (idOrName) => images.exportImage(idOrName),

@@ -7,9 +7,9 @@ import type { ImageConfig } from './image-types.ts';
 import { archivePathParts } from './safe-extract.ts';
 
 /** manifest.json and the image config are read into memory; real ones are a few KiB. */
-export const METADATA_MAX_BYTES = 1024 * 1024;
+const METADATA_MAX_BYTES = 1024 * 1024;
 /** Docker itself stops at 127 layers. */
-export const MAX_LAYERS = 128;
+const MAX_LAYERS = 128;
 
 const noNul = (what: string) => z.string().refine((value) => !value.includes('\0'), `${what} has a NUL byte`);
 
@@ -22,7 +22,10 @@ const DockerConfigSchema = z.looseObject({
     .looseObject({
       Env: z.array(noNul('an Env entry')).nullish(),
       WorkingDir: noNul('WorkingDir')
-        .refine((dir) => dir === '' || (dir.startsWith('/') && !dir.split('/').includes('..')), 'WorkingDir must be an absolute path without ".."')
+        .refine(
+          (dir) => dir === '' || (dir.startsWith('/') && !dir.split('/').includes('..')),
+          'WorkingDir must be an absolute path without ".."',
+        )
         .nullish(),
       User: noNul('User').nullish(),
     })
@@ -56,7 +59,10 @@ async function fileInside(dir: string, raw: string, describe: string): Promise<s
     const shown = parts.slice(0, index + 1).join('/');
     if (!stat) throw localError('invalid_input', `${describe} ${JSON.stringify(raw)} is not in the archive`);
     if (stat.isSymbolicLink()) {
-      throw localError('invalid_input', `${describe} ${JSON.stringify(raw)} goes through ${shown}, a symlink in the archive; symlinked metadata and layers are refused`);
+      throw localError(
+        'invalid_input',
+        `${describe} ${JSON.stringify(raw)} goes through ${shown}, a symlink in the archive; symlinked metadata and layers are refused`,
+      );
     }
     if (index < parts.length - 1 ? !stat.isDirectory() : !stat.isFile()) {
       throw localError('invalid_input', `${describe} ${JSON.stringify(raw)} is not a regular file in the archive`);
@@ -68,7 +74,10 @@ async function fileInside(dir: string, raw: string, describe: string): Promise<s
 async function readMetadata(file: string, name: string): Promise<unknown> {
   const stat = await lstat(file);
   if (stat.size > METADATA_MAX_BYTES) {
-    throw localError('invalid_input', `${name} is larger than ${METADATA_MAX_BYTES / 1024 / 1024} MiB; a docker save archive's is a few KiB`);
+    throw localError(
+      'invalid_input',
+      `${name} is larger than ${METADATA_MAX_BYTES / 1024 / 1024} MiB; a docker save archive's is a few KiB`,
+    );
   }
   try {
     return JSON.parse(await readFile(file, 'utf8'));
@@ -92,7 +101,8 @@ export async function readDockerSave(dir: string): Promise<DockerSave> {
   const manifestFile = await fileInside(dir, 'manifest.json', 'manifest.json:');
   const manifest = ManifestSchema.safeParse(await readMetadata(manifestFile, 'manifest.json'));
   if (!manifest.success) throw localError('invalid_input', `manifest.json is not a docker save manifest: ${issuesOf(manifest.error)}`);
-  const entry = manifest.data[0]!;
+  const [entry] = manifest.data;
+  if (!entry) throw localError('invalid_input', 'manifest.json names no image');
   const configName = entry.Config;
   const configFile = await fileInside(dir, configName, "manifest.json: the image's Config");
   const config = DockerConfigSchema.safeParse(await readMetadata(configFile, configName));

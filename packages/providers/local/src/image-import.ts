@@ -49,8 +49,7 @@ async function extractFile(options: {
 async function isFileInImage(root: string, path: string): Promise<boolean> {
   let pending = path.split('/').filter(Boolean);
   let resolved: string[] = [];
-  for (let hops = 0; pending.length > 0; ) {
-    const part = pending.shift()!;
+  for (let hops = 0, part = pending.shift(); part !== undefined; part = pending.shift()) {
     if (part === '.') continue;
     if (part === '..') {
       resolved.pop();
@@ -171,7 +170,7 @@ async function storeSingleLayerImage(
 }
 
 /** The Debian release this machine runs (`VERSION_CODENAME` of /etc/os-release). */
-export async function hostDebianRelease(): Promise<string | null> {
+async function hostDebianRelease(): Promise<string | null> {
   const text = await readFile('/etc/os-release', 'utf8').catch(() => '');
   return /^VERSION_CODENAME=("?)([a-z]+)\1$/m.exec(text)?.[2] ?? null;
 }

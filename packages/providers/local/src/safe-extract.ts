@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { chmod, link, lchown, lstat, lutimes, mkdir, open, readdir, rm, symlink, unlink } from 'node:fs/promises';
+import { chmod, lchown, link, lstat, lutimes, mkdir, open, readdir, rm, symlink, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -32,6 +32,9 @@ const WRITE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | co
 const OPEN_DIR = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 /** Permission bits kept: everything but setuid and setgid (the sticky bit of /tmp stays). */
 const MODE_KEPT = 0o1777;
+
+/** Owners are restored only as root (the provider runs as root; unit tests need not). */
+const RESTORE_OWNERS = process.getuid?.() === 0;
 
 const printable = (value: string) => JSON.stringify(value.length > 200 ? `${value.slice(0, 200)}…` : value);
 
@@ -127,11 +130,11 @@ class Extraction {
     const name = parts.join('/');
     if (header.linkname?.includes('\0')) this.refuse(`the link target of ${printable(name)} has a NUL byte`);
     this.stats.entries++;
-    if (parts.length === 0) {
+    const base = parts.at(-1);
+    if (base === undefined) {
       if (header.type === 'directory') await this.setDirMeta(this.options.root, header);
       return;
     }
-    const base = parts[parts.length - 1]!;
     if (this.options.layer) {
       if (base === '.wh..wh..opq') {
         await this.opaque(parts.slice(0, -1));
@@ -163,12 +166,17 @@ class Extraction {
     }
   }
 
-  /** The parent directory of `parts`, created where missing; refuses to pass through anything but real directories. */
-  private async parentOf(parts: string[], create: boolean): Promise<string | null> {
+  /**
+   * The path of `parts` inside the root, its parent directories created where missing (`create`)
+   * or else required to exist (null when one does not); never passes through anything but a real
+   * directory.
+   */
+  private async pathOf(parts: string[], create: boolean): Promise<string | null> {
     let dir = this.options.root;
-    for (let i = 0; i < parts.length - 1; i++) {
+    for (const [i, part] of parts.entries()) {
+      if (i === parts.length - 1) return join(dir, part);
       const rel = parts.slice(0, i + 1).join('/');
-      dir = join(dir, parts[i]!);
+      dir = join(dir, part);
       if (this.dirs.has(rel)) continue;
       const stat = await lstat(dir).catch(() => null);
       if (!stat) {
@@ -186,6 +194,13 @@ class Extraction {
       this.dirs.add(rel);
     }
     return dir;
+  }
+
+  /** Where an entry goes: its parents exist (created if needed) and none is a symlink. */
+  private async placeOf(parts: string[]): Promise<string> {
+    const path = await this.pathOf(parts, true);
+    if (path === null) this.refuse(`no place for ${printable(parts.join('/'))}`);
+    return path;
   }
 
   /** Removes whatever is at `path` (a symlink itself, never its target). */
@@ -207,7 +222,7 @@ class Extraction {
   private async setDirMeta(path: string, header: Header): Promise<void> {
     const handle = await open(path, OPEN_DIR);
     try {
-      await handle.chown(header.uid ?? 0, header.gid ?? 0);
+      if (RESTORE_OWNERS) await handle.chown(header.uid ?? 0, header.gid ?? 0);
       await handle.chmod(this.mode(header, 0o755));
     } finally {
       await handle.close();
@@ -215,8 +230,7 @@ class Extraction {
   }
 
   private async directory(parts: string[], header: Header): Promise<void> {
-    const parent = (await this.parentOf(parts, true))!;
-    const path = join(parent, parts[parts.length - 1]!);
+    const path = await this.placeOf(parts);
     const stat = await lstat(path).catch(() => null);
     if (stat && !stat.isDirectory()) await this.clear(path);
     if (!stat?.isDirectory()) await mkdir(path);
@@ -225,13 +239,14 @@ class Extraction {
   }
 
   private async file(parts: string[], header: Header, stream: Body): Promise<void> {
-    const parent = (await this.parentOf(parts, true))!;
-    const path = join(parent, parts[parts.length - 1]!);
+    const path = await this.placeOf(parts);
     await this.clear(path);
     const handle = await open(path, WRITE_NEW, 0o600);
     try {
-      for await (const chunk of stream) await handle.write(chunk);
-      await handle.chown(header.uid ?? 0, header.gid ?? 0);
+      for await (const chunk of stream) {
+        for (let offset = 0; offset < chunk.length; ) offset += (await handle.write(chunk, offset)).bytesWritten;
+      }
+      if (RESTORE_OWNERS) await handle.chown(header.uid ?? 0, header.gid ?? 0);
       await handle.chmod(this.mode(header, 0o644));
       if (header.mtime) await handle.utimes(header.mtime, header.mtime);
     } finally {
@@ -241,12 +256,11 @@ class Extraction {
 
   private async symlink(parts: string[], header: Header): Promise<void> {
     if (!header.linkname) this.refuse(`the symlink ${printable(parts.join('/'))} has no target`);
-    const parent = (await this.parentOf(parts, true))!;
-    const path = join(parent, parts[parts.length - 1]!);
+    const path = await this.placeOf(parts);
     await this.clear(path);
     // The target is text the sandbox resolves inside its own root; nothing here ever follows it.
     await symlink(header.linkname, path);
-    await lchown(path, header.uid ?? 0, header.gid ?? 0);
+    if (RESTORE_OWNERS) await lchown(path, header.uid ?? 0, header.gid ?? 0);
     if (header.mtime) await lutimes(path, header.mtime, header.mtime);
   }
 
@@ -259,14 +273,12 @@ class Extraction {
       this.refuse(`the hard link ${name} points outside the image: ${(error as Error).message}`);
     }
     if (targetParts.length === 0) this.refuse(`the hard link ${name} has no target`);
-    const targetParent = await this.parentOf(targetParts, false).catch(() => null);
-    const target = targetParent && join(targetParent, targetParts[targetParts.length - 1]!);
+    const target = await this.pathOf(targetParts, false).catch(() => null);
     const targetStat = target ? await lstat(target).catch(() => null) : null;
     if (!target || !targetStat?.isFile()) {
       this.refuse(`the hard link ${name} must name a regular file earlier in the image; ${printable(targetParts.join('/'))} is not one`);
     }
-    const parent = (await this.parentOf(parts, true))!;
-    const path = join(parent, parts[parts.length - 1]!);
+    const path = await this.placeOf(parts);
     if (path === target) return;
     await this.clear(path);
     await link(target, path);
@@ -274,17 +286,17 @@ class Extraction {
 
   /** `.wh.<name>`: the lower layers' `<name>` is deleted. */
   private async whiteout(parts: string[]): Promise<void> {
-    const parent = await this.parentOf(parts, false);
-    if (parent) await this.clear(join(parent, parts[parts.length - 1]!));
+    const path = await this.pathOf(parts, false);
+    if (path) await this.clear(path);
   }
 
   /** `.wh..wh..opq`: the directory keeps only what this layer unpacked into it (Docker's rule). */
   private async opaque(dirParts: string[]): Promise<void> {
     let dir = this.options.root;
     if (dirParts.length > 0) {
-      const parent = await this.parentOf(dirParts, false);
-      if (!parent) return;
-      dir = join(parent, dirParts[dirParts.length - 1]!);
+      const path = await this.pathOf(dirParts, false);
+      if (!path) return;
+      dir = path;
       const stat = await lstat(dir).catch(() => null);
       if (!stat?.isDirectory()) return;
     }

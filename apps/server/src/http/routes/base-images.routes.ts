@@ -4,7 +4,7 @@ import { API_PATHS, BuildBaseImageBodySchema, type ImageOperationLine, ImportBas
 import { SandcastError } from '@sandcast/core';
 import type { BaseImageInfo, BaseImageProgress } from '@sandcast/provider-sdk';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { BaseImagesService } from '../../services/base-images.service.ts';
+import type { BaseImagesService, ReceivedArchive } from '../../services/base-images.service.ts';
 import { toErrorResponse } from '../error-handler.ts';
 import { parse } from '../validate.ts';
 
@@ -43,9 +43,10 @@ export function registerBaseImageRoutes(app: FastifyInstance, deps: { baseImages
   app.post<{ Params: ProviderParams }>(API_PATHS.baseImageImport, { config }, async (request, reply) => {
     const provider = request.params.provider;
     let name: string;
+    let archive: ReceivedArchive;
     try {
-      // Everything checkable is checked before one byte of the upload is read; a refusal closes
-      // the connection rather than draining an archive nobody will use.
+      // Everything checkable is checked before one byte of the upload is read; a refusal (or an
+      // upload cut at the cap) closes the connection rather than draining an archive nobody will use.
       name = parse(ImportBaseImageQuerySchema, request.query, 'query').name;
       const body = request.body as Readable | undefined;
       if (!body || typeof body.pipe !== 'function') {
@@ -53,11 +54,11 @@ export function registerBaseImageRoutes(app: FastifyInstance, deps: { baseImages
       }
       const declared = request.headers['content-length'] === undefined ? null : Number(request.headers['content-length']);
       await baseImages.checkImport({ provider, name, declaredBytes: declared });
+      archive = await baseImages.receive(body);
     } catch (error) {
       reply.header('connection', 'close');
       throw error;
     }
-    const archive = await baseImages.receive(request.body as Readable);
     return streamOperation(reply, (progress) =>
       baseImages.importReceived({ provider, name, archive, actor: request.principal! }, progress),
     );
