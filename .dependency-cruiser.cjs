@@ -136,7 +136,15 @@ module.exports = {
         "Runtime code imports a devDependency, which a production install leaves out. Move the package to the importing package's dependencies, or keep the import in tests, testing/ helpers or build config.",
       from: {
         path: '^(packages|apps)/',
-        pathNot: ['\\.test\\.tsx?$', '/test/', '/testing/', '/src/testing\\.ts$', '^apps/web/src/test/', '\\.config\\.ts$'],
+        pathNot: [
+          '\\.test\\.tsx?$',
+          '/test/',
+          '/testing/',
+          '/test-support/',
+          '/src/testing\\.ts$',
+          '^apps/web/src/test/',
+          '\\.config\\.ts$',
+        ],
       },
       to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['npm', 'npm-peer', 'type-only'] },
     },

@@ -85,7 +85,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     terminalAuthTimeoutMs: positiveSeconds(env.SANDCAST_TERMINAL_AUTH_TIMEOUT_SECONDS, 'SANDCAST_TERMINAL_AUTH_TIMEOUT_SECONDS', 10) * 1000,
     uiSessionTtlMs: positiveSeconds(env.SANDCAST_UI_SESSION_HOURS, 'SANDCAST_UI_SESSION_HOURS', 12, 'hours') * 3_600_000,
     webDistDir: path.resolve(env.SANDCAST_WEB_DIST || DEFAULT_WEB_DIST),
-    imageImportMaxBytes: positiveBytes(env.SANDCAST_IMAGE_IMPORT_MAX_BYTES, 'SANDCAST_IMAGE_IMPORT_MAX_BYTES', DEFAULT_IMAGE_IMPORT_MAX_BYTES),
+    imageImportMaxBytes: positiveBytes(
+      env.SANDCAST_IMAGE_IMPORT_MAX_BYTES,
+      'SANDCAST_IMAGE_IMPORT_MAX_BYTES',
+      DEFAULT_IMAGE_IMPORT_MAX_BYTES,
+    ),
     allowedHosts: allowedHostsOf(env.SANDCAST_ALLOWED_HOSTS),
     publicUrl: publicUrlOf(env.SANDCAST_PUBLIC_URL),
   };

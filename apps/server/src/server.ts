@@ -6,9 +6,9 @@ import type { FastifyInstance } from 'fastify';
 import { type AppServices, buildApp, type RouteEntry } from './app.ts';
 import type { Clock } from './clock.ts';
 import { assertBindAllowed, type ServerConfig } from './config.ts';
+import { secureDataDir, tightenDataDir } from './data-dir.ts';
 import { instrumentProvider } from './metrics/instrument-providers.ts';
 import { createMetrics } from './metrics/metrics.ts';
-import { secureDataDir, tightenDataDir } from './data-dir.ts';
 import { defaultProviders } from './providers/default-providers.ts';
 import { createProviderRegistry, type ProviderRegistry } from './providers/provider-registry.ts';
 import { createReconciler, type Reconciler } from './reconcilers/reconciler.ts';
@@ -53,6 +53,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const store =
     options.store ??
     createStore(await createDb(config.databaseUrl ? { url: config.databaseUrl } : { pglite: path.join(config.dataDir, 'db') }));
+  await tightenDataDir(config.dataDir);
   const metrics = createMetrics({ store });
   const providers = createProviderRegistry((options.providers ?? defaultProviders(config)).map((p) => instrumentProvider(p, metrics)));
   let sshGateway: SshGateway | null = null;

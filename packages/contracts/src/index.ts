@@ -67,8 +67,8 @@ export {
 } from './environments.ts';
 export type { ErrorCode, ErrorEnvelope, FieldIssue } from './errors.ts';
 export { ErrorCodeSchema, ErrorEnvelopeSchema, HTTP_STATUS_BY_CODE } from './errors.ts';
-export { formatBytes } from './format.ts';
 export { EXEC_LIMITS, ExecCommandSchema, ExecEnvSchema, SandboxPathSchema, utf8Length } from './exec-limits.ts';
+export { formatBytes } from './format.ts';
 export type { HealthResponse } from './health.ts';
 export { HealthResponseSchema } from './health.ts';
 export type { ApiKey, CreateApiKeyBody } from './keys.ts';

@@ -40,7 +40,12 @@ for (const database of testDatabases()) {
             }),
           ),
       };
-      environments = createEnvironmentsService({ store: injecting, providers: providers(), secrets: createSecretBox(Buffer.alloc(32, 3)), policy: async () => ({ mode: 'local_trusted' as const, allowHostNetwork: false }) });
+      environments = createEnvironmentsService({
+        store: injecting,
+        providers: providers(),
+        secrets: createSecretBox(Buffer.alloc(32, 3)),
+        policy: async () => ({ mode: 'local_trusted' as const, allowHostNetwork: false }),
+      });
     });
 
     afterAll(async () => {

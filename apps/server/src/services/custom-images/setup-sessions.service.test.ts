@@ -77,12 +77,21 @@ for (const database of testDatabases()) {
           },
         },
       ]);
-      const environments = createEnvironmentsService({ store: real, providers, secrets: createSecretBox(Buffer.alloc(32, 7)), policy: async () => ({ mode: 'local_trusted' as const, allowHostNetwork: false }) });
+      const environments = createEnvironmentsService({
+        store: real,
+        providers,
+        secrets: createSecretBox(Buffer.alloc(32, 7)),
+        policy: async () => ({ mode: 'local_trusted' as const, allowHostNetwork: false }),
+      });
       const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
       service = createSetupSessionsService({
         store: injecting,
         providers,
-        loadEnvironment: createEnvironmentContextLoader({ environments, providers, policy: async () => ({ mode: 'local_trusted' as const, allowHostNetwork: false }) }),
+        loadEnvironment: createEnvironmentContextLoader({
+          environments,
+          providers,
+          policy: async () => ({ mode: 'local_trusted' as const, allowHostNetwork: false }),
+        }),
         events,
         log,
         clock,

@@ -23,8 +23,8 @@ import { bootSourceFor } from '../boot-source.ts';
 import { type EnvironmentContextLoader, requireBootable, requireRegisteredProvider } from '../environment-context.ts';
 import { CAPTURE_UNAVAILABLE_MESSAGE, UNSUPPORTED_SETUP_MESSAGE } from './capability.ts';
 import { type ConnectionBroker, directConnectionBroker, summarizeConnection } from './connection-broker.ts';
-import { type CaptureProgress, captureAndPromote } from './setup-capture.ts';
 import { scanChangedContent } from './content-secret-scan.ts';
+import { type CaptureProgress, captureAndPromote } from './setup-capture.ts';
 import type { SetupEndReason, SetupEvents } from './setup-events.ts';
 import { templateRefOf } from './template-ref.ts';
 
