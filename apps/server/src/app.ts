@@ -16,7 +16,7 @@ import { registerCustomImageRoutes } from './http/routes/custom-images.routes.ts
 import { registerEnvironmentRoutes } from './http/routes/environments.routes.ts';
 import { registerHealthRoutes } from './http/routes/health.routes.ts';
 import { registerKeyRoutes } from './http/routes/keys.routes.ts';
-import { registerMetricsRoutes } from './http/routes/metrics.routes.ts';
+import { registerMetricsRoutes, registerRequestTiming } from './http/routes/metrics.routes.ts';
 import { registerSandboxRoutes } from './http/routes/sandboxes.routes.ts';
 import { registerSettingsRoutes } from './http/routes/settings.routes.ts';
 import { registerTargetRoutes } from './http/routes/targets.routes.ts';
@@ -80,7 +80,8 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, access: access as RouteAccess, feature });
   });
   registerErrorHandling(app);
-  registerMetricsRoutes(app, { metrics: deps.metrics ?? createMetrics({ store: deps.store }) });
+  const metrics = deps.metrics ?? createMetrics({ store: deps.store });
+  registerRequestTiming(app, { metrics });
   registerDrainOnClose(app);
   registerAccessControl(app, {
     mode: deps.config.deploymentMode,
@@ -100,6 +101,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerBaseImageRoutes(app, { providers: deps.providers, dataDir: deps.config.dataDir });
   registerTerminalRoutes(app, { ...services, authTimeoutMs: deps.config.terminalAuthTimeoutMs });
   registerApiDocsRoutes(app, { routes, version: SANDCAST_VERSION });
+  registerMetricsRoutes(app, { metrics });
   registerWebUi(app, { distDir: deps.config.webDistDir });
   return { app, services, routes };
 }
