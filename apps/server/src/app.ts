@@ -19,7 +19,7 @@ import { registerCustomImageRoutes } from './http/routes/custom-images.routes.ts
 import { registerEnvironmentRoutes } from './http/routes/environments.routes.ts';
 import { registerHealthRoutes } from './http/routes/health.routes.ts';
 import { registerKeyRoutes } from './http/routes/keys.routes.ts';
-import { registerMetricsRoutes } from './http/routes/metrics.routes.ts';
+import { registerMetricsRoutes, registerRequestTiming } from './http/routes/metrics.routes.ts';
 import { registerSandboxRoutes } from './http/routes/sandboxes.routes.ts';
 import { registerSettingsRoutes } from './http/routes/settings.routes.ts';
 import { registerTargetRoutes } from './http/routes/targets.routes.ts';
@@ -94,7 +94,8 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, access: access as RouteAccess, feature });
   });
   registerErrorHandling(app);
-  registerMetricsRoutes(app, { metrics: deps.metrics ?? createMetrics({ store: deps.store }) });
+  const metrics = deps.metrics ?? createMetrics({ store: deps.store });
+  registerRequestTiming(app, { metrics });
   registerDrainOnClose(app);
   registerHostGuard(app, {
     mode: deps.config.deploymentMode,
@@ -119,6 +120,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerBaseImageRoutes(app, services);
   registerTerminalRoutes(app, { ...services, authTimeoutMs: deps.config.terminalAuthTimeoutMs });
   registerApiDocsRoutes(app, { routes, version: SANDCAST_VERSION });
+  registerMetricsRoutes(app, { metrics });
   registerWebUi(app, { distDir: deps.config.webDistDir });
   return { app, services, routes };
 }

@@ -172,16 +172,15 @@ function Field({
       return (
         <div className="space-y-1 sm:col-span-2">
           {labelEl}
-          <textarea
+          <CodeArea
             id={id}
-            rows={3}
-            className={`${INPUT} font-mono`}
+            describedBy={describedBy}
             placeholder="NAME=value, one per line"
-            defaultValue={Object.entries((value as Record<string, string> | undefined) ?? {})
+            initial={Object.entries((value as Record<string, string> | undefined) ?? {})
               .map(([k, v]) => `${k}=${v}`)
               .join('\n')}
-            onChange={(e) => {
-              const entries = e.target.value
+            onText={(text) => {
+              const entries = text
                 .split('\n')
                 .map((line) => line.trim())
                 .filter(Boolean)
@@ -194,7 +193,6 @@ function Field({
                 );
               onChange(entries.length ? Object.fromEntries(entries) : undefined);
             }}
-            aria-describedby={describedBy}
           />
           {hintEl}
         </div>
@@ -203,19 +201,17 @@ function Field({
       return (
         <div className="space-y-1 sm:col-span-2">
           {labelEl}
-          <textarea
+          <CodeArea
             id={id}
-            rows={3}
-            className={`${INPUT} font-mono`}
-            defaultValue={value === undefined ? '' : JSON.stringify(value, null, 2)}
-            onChange={(e) => {
+            describedBy={describedBy}
+            initial={value === undefined ? '' : JSON.stringify(value, null, 2)}
+            onText={(text) => {
               try {
-                onChange(e.target.value.trim() === '' ? undefined : JSON.parse(e.target.value));
+                onChange(text.trim() === '' ? undefined : JSON.parse(text));
               } catch {
                 // keep the last valid value until the JSON parses
               }
             }}
-            aria-describedby={describedBy}
           />
           {hintEl}
         </div>
@@ -239,4 +235,25 @@ function Field({
         </div>
       );
   }
+}
+
+/** A monospace text area for structured values (NAME=value lines, JSON), uncontrolled. */
+function CodeArea(props: {
+  id: string;
+  describedBy: string | undefined;
+  initial: string;
+  placeholder?: string;
+  onText: (text: string) => void;
+}) {
+  return (
+    <textarea
+      id={props.id}
+      rows={3}
+      className={`${INPUT} font-mono`}
+      placeholder={props.placeholder}
+      defaultValue={props.initial}
+      onChange={(e) => props.onText(e.target.value)}
+      aria-describedby={props.describedBy}
+    />
+  );
 }
