@@ -12,12 +12,13 @@ import {
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { enableEnvironments, type TestServer } from '../integration/support/harness.ts';
 import { REAL_PROVIDER_DATABASE, requireForSuite } from '../integration/support/lifecycle.ts';
+import { attachTerminal } from '../integration/support/terminal-client.ts';
 import { attack, startHostileServer } from './support/attack.ts';
 
 /**
  * Sandbox code on the local provider trying to reach the host (issue 10 findings 1, 7, 9, 12),
- * through the API a client or agent uses: sandbox exec and setup-session exec (the browser
- * terminal and SSH share the same runtime; the provider's own tests cover the PTY).
+ * through the API a client or agent uses: sandbox exec, setup-session exec and the setup's browser
+ * terminal (SSH uses the same PTY path).
  */
 const runnable = requireForSuite('hostile local-sandbox', await localSkipReason());
 
@@ -79,6 +80,23 @@ describe.skipIf(!runnable)('hostile: local sandbox code against the host', () =>
       expect(answer.status).toBe(200);
       const { stdout } = answer.body as { stdout: string };
       expect(escapesIn(stdout, KEPT_CAPABILITIES), stdout).toEqual([]);
+    } finally {
+      await t.client.customImages.cancel(session.id);
+    }
+  });
+
+  attack('browser terminal (PTY) of a setup session: the same writes are refused', async () => {
+    const { session } = await t.client.customImages.startSetup(environmentId);
+    try {
+      const script = Buffer.from(attackScript()).toString('base64');
+      await t.client.customImages.exec(session.id, { command: ['sh', '-c', `echo ${script} | base64 -d > /tmp/attack.sh`] });
+      const before = await snapshotSysctls();
+      const term = await attachTerminal(t.url, await t.client.customImages.terminalSessionToken(session.id), { cols: 200, rows: 50 });
+      term.type('sh /tmp/attack.sh; echo "attack-$((40+2))-done"\r');
+      const output = (await term.waitFor('attack-42-done', { timeoutMs: 30_000 })).replaceAll('\r', '');
+      term.connection.close();
+      expect(await restoreSysctls(before)).toEqual([]);
+      expect(escapesIn(output, KEPT_CAPABILITIES), output).toEqual([]);
     } finally {
       await t.client.customImages.cancel(session.id);
     }

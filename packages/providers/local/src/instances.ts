@@ -9,7 +9,7 @@ import type { ImageConfig, ImageRecord } from './image-types.ts';
 import { type Layout, writeJsonAtomic } from './layout.ts';
 import { mountOverlay, mountsUnder, unmount } from './overlay.ts';
 import { killQuietly, processStartTime, runOk, sleep } from './proc.ts';
-import { INIT_GONE, INIT_OOM_SCORE_ADJ, type SandboxSpawnSpec, startInit } from './runtime.ts';
+import { HOSTNAME, INIT_GONE, INIT_OOM_SCORE_ADJ, type SandboxSpawnSpec, startInit } from './runtime.ts';
 
 /** Sandbox processes' score when the init could not get -1000: above the init's 0 (raising needs no privilege). */
 const EXEC_OOM_SCORE_ADJ = 500;
@@ -226,7 +226,7 @@ export class Instances {
       network: record.config.network,
       seccompPath: this.runtime.seccompPath,
       procsFiles: options.procsFiles,
-      env: { HOME: '/root', HOSTNAME: 'sandbox', ...record.imageConfig.env, ...record.config.env, ...options.env },
+      env: { HOME: '/root', HOSTNAME, ...record.imageConfig.env, ...record.config.env, ...options.env },
       cwd: sandboxPath(options.cwd ?? record.config.workdir),
       oomScoreAdj: record.initOomScoreAdj === INIT_OOM_SCORE_ADJ ? null : EXEC_OOM_SCORE_ADJ,
       initPid: record.initPid,

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, openSync, statSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -93,7 +93,8 @@ function commonArgs(spec: SandboxProcessSpec): string[] {
   procArgs ??= procProtectionArgs();
   const args = ['--bind', spec.rootfs, '/', '--proc', '/proc', ...procArgs, '--dev', '/dev', '--tmpfs', '/dev/shm'];
   // sysfs is never mounted; an image's own /sys is hidden so nothing can pose as it.
-  if (statSync(join(spec.rootfs, 'sys'), { throwIfNoEntry: false })?.isDirectory()) args.push('--tmpfs', '/sys', '--remount-ro', '/sys');
+  // lstat: a sandbox may have made /sys a symlink, which must not be followed on the host.
+  if (lstatSync(join(spec.rootfs, 'sys'), { throwIfNoEntry: false })?.isDirectory()) args.push('--tmpfs', '/sys', '--remount-ro', '/sys');
   args.push('--cap-drop', 'ALL');
   for (const cap of KEPT_CAPABILITIES) args.push('--cap-add', cap);
   args.push('--seccomp', '4', '--clearenv');
