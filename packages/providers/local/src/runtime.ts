@@ -32,7 +32,7 @@ export const KEPT_CAPABILITIES = [
 ] as const;
 
 export const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-const HOSTNAME = 'sandbox';
+export const HOSTNAME = 'sandbox';
 
 export interface SandboxProcessSpec {
   rootfs: string;
