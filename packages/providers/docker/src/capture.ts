@@ -63,7 +63,7 @@ export interface CaptureDeadlines {
 export const DEFAULT_CAPTURE_DEADLINES: CaptureDeadlines = { callMs: 15_000, commitMinMs: 180_000, freezerMs: 5_000 };
 
 /** The commit's deadline: generous for the layer's size (20 MiB/s, far below a disk's speed). */
-export function commitDeadlineMs(changedBytes: number, deadlines: CaptureDeadlines): number {
+function commitDeadlineMs(changedBytes: number, deadlines: CaptureDeadlines): number {
   return Math.max(deadlines.commitMinMs, Math.ceil(changedBytes / (20 * 1024 * 1024)) * 1_000);
 }
 

@@ -25,7 +25,7 @@ export const DEFAULT_DISK_CHECK_INTERVAL_MS = 2_000;
 const MIB = 1024 * 1024;
 
 /** What a sandbox stopped for its disk limit answers from then on. */
-export function diskLimitReason(limitMb: number, writtenBytes: number): string {
+function diskLimitReason(limitMb: number, writtenBytes: number): string {
   return `stopped for writing past its disk limit: ${Math.ceil(writtenBytes / MIB)} MiB written, limit ${limitMb} MiB (config diskMb); delete the sandbox and create a new one, with a larger diskMb if the work needs it`;
 }
 

@@ -13,7 +13,7 @@ export interface Freezer {
   version: 1 | 2;
 }
 
-export type FreezerState = 'THAWED' | 'FREEZING' | 'FROZEN';
+type FreezerState = 'THAWED' | 'FREEZING' | 'FROZEN';
 
 /**
  * The freezer of the cgroup process `pid` is in, when this process can write it and the cgroup is
@@ -60,7 +60,7 @@ export async function freezerState(freezer: Freezer): Promise<FreezerState> {
   return text === 'FROZEN' || text === 'FREEZING' ? text : 'THAWED';
 }
 
-export async function setFreezer(freezer: Freezer, state: 'FROZEN' | 'THAWED'): Promise<void> {
+async function setFreezer(freezer: Freezer, state: 'FROZEN' | 'THAWED'): Promise<void> {
   const value = freezer.version === 2 ? (state === 'FROZEN' ? '1' : '0') : state;
   await writeFile(freezer.path, value);
 }

@@ -1,8 +1,11 @@
+import type Docker from 'dockerode';
 import { describe, expect, it } from 'vitest';
 import { repositoryFor, shortSessionId } from './capture.ts';
+import { CaptureGate } from './capture-gate.ts';
 import { parseDiff } from './changes.ts';
 import { dockerConfigSchema } from './config.ts';
 import { EnginePool, formatInstanceId, parseDockerHost, parseInstanceId } from './connection.ts';
+import { diskHostConfig, isStorageOptUnsupported } from './disk-limit.ts';
 import { StreamDemuxer } from './exec.ts';
 import { imageLabels, ownerOf } from './labels.ts';
 
@@ -110,5 +113,59 @@ describe('docker provider units', () => {
     expect(parseDiff(Buffer.from(JSON.stringify(entries)))).toEqual(entries);
     expect(parseDiff(Buffer.from('null'))).toEqual([]);
     expect(parseDiff(null)).toEqual([]);
+  });
+});
+
+describe('capture gate', () => {
+  const startedExec = () => ({ inspect: async () => ({ Running: true, ExitCode: null }) }) as unknown as Docker.Exec;
+
+  it('refuses an exec while the container is captured, and lets it in again afterwards', async () => {
+    const gate = new CaptureGate();
+    await gate.capture('c1', async () => {
+      expect(() => gate.enter('c1')).toThrow(/being captured/);
+      // Another container is not held up.
+      gate.enter('c2').release();
+    });
+    gate.enter('c1').release();
+  });
+
+  it('a capture waits until the execs still starting have started', async () => {
+    const gate = new CaptureGate();
+    const entry = gate.enter('c1');
+    const order: string[] = [];
+    const capture = gate.capture('c1', async () => {
+      order.push('capture');
+    });
+    await Promise.resolve();
+    order.push('exec started');
+    entry.releaseWhenStarted(startedExec());
+    await capture;
+    expect(order).toEqual(['exec started', 'capture']);
+  });
+
+  it('one capture at a time per container', async () => {
+    const gate = new CaptureGate();
+    let inner: unknown;
+    await gate.capture('c1', async () => {
+      inner = await gate.capture('c1', async () => 'second').catch((error: Error) => error.message);
+    });
+    expect(inner).toMatch(/already being captured/);
+  });
+});
+
+describe('disk limit helpers', () => {
+  it('holds each file to the limit in the kernel, and asks for a sized rootfs only where supported', () => {
+    expect(diskHostConfig(64, false)).toEqual({ Ulimits: [{ Name: 'fsize', Soft: 64 * 1024 * 1024, Hard: 64 * 1024 * 1024 }] });
+    expect(diskHostConfig(64, true)).toMatchObject({ StorageOpt: { size: '64M' } });
+  });
+
+  it("recognises the engine's refusal of a sized rootfs", () => {
+    const refusal = {
+      statusCode: 500,
+      json: { message: "--storage-opt is supported only for overlay over xfs with 'pquota' mount option" },
+    };
+    expect(isStorageOptUnsupported(refusal)).toBe(true);
+    expect(isStorageOptUnsupported({ statusCode: 404, json: { message: 'No such image' } })).toBe(false);
+    expect(isStorageOptUnsupported(new Error('socket hang up'))).toBe(false);
   });
 });
