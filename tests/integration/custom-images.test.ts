@@ -300,6 +300,17 @@ for (const database of testDatabases()) {
       expect((await refused(client.sandboxes.exec(sandbox.id, { command: ['true'] }))).status).toBe(409);
     });
 
+    it("a sandbox its provider stopped reads as failed, with the provider's reason", async () => {
+      const { client } = t;
+      const env = await client.environments.create({ name: 'stopped-by-provider', provider: 'fake', config: {} });
+      const sandbox = await client.sandboxes.create({ environmentId: env.id });
+      const row = await t.server.store.repos.sandboxes.get(sandbox.id);
+      const fake = t.server.providers.get('fake')!.provider as ReturnType<typeof createFakeProvider>;
+      fake.breakInstance(row!.providerInstanceId!, 'its disk passed 64 MiB (diskMb)');
+      expect(await client.sandboxes.get(sandbox.id)).toMatchObject({ status: 'failed', failureReason: 'its disk passed 64 MiB (diskMb)' });
+      expect((await client.sandboxes.delete(sandbox.id)).status).toBe('deleted');
+    });
+
     it('an agent key runs commands only in sandboxes it created, and nothing else here', async () => {
       const { client } = t;
       const env = await client.environments.create({ name: 'agents', provider: 'fake', config: {} });

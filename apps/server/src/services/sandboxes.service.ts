@@ -110,9 +110,19 @@ export function createSandboxesService(deps: {
       const sandbox = await requireSandbox(id);
       if (sandbox.status !== 'running' || !sandbox.providerInstanceId) return sandbox;
       const info = await providerOf(sandbox).inspect(sandbox.providerInstanceId);
-      if (info.status !== 'missing') return sandbox;
-      await markLost(sandbox);
-      return requireSandbox(id);
+      if (info.status === 'missing') {
+        await markLost(sandbox);
+        return requireSandbox(id);
+      }
+      if (info.status === 'failed' || info.status === 'stopped') {
+        // The provider stopped it (a disk limit passed, its init died): the record says so and why.
+        const reason = info.detail ?? `the provider reports the sandbox ${info.status}`;
+        await store.repos.sandboxes.update(sandbox.id, { status: 'failed', failureReason: reason }).catch((error: unknown) => {
+          if (!(error instanceof InvalidTransition)) throw error;
+        });
+        return requireSandbox(id);
+      }
+      return sandbox;
     },
 
     async delete(id: string, actor: Principal): Promise<Sandbox> {

@@ -45,6 +45,8 @@ export const FAKE_CAPABILITIES: ProviderCapabilities = { ...ON_HOST_PROVIDER_CAP
 export interface FakeProvider extends SandboxProvider {
   /** Deletes an instance behind the provider's back, as a lost machine would. */
   vanish(instanceId: string): Promise<void>;
+  /** Test hook: the backend reports the instance broken (as a provider does after stopping it), with `reason`. */
+  breakInstance(instanceId: string, reason: string): void;
 }
 
 /**
@@ -60,6 +62,7 @@ export function createFakeProvider(options: FakeProviderOptions): FakeProvider {
   const templatesDir = path.join(root, 'templates');
   const capabilities: ProviderCapabilities = { ...FAKE_CAPABILITIES, ...options.capabilities };
   const running = new Map<string, Map<number, Promise<void>>>();
+  const brokenInstances = new Map<string, string>();
 
   const error = (code: ProviderError['code'], message: string) => new ProviderError({ provider: id, code, message });
   const instanceDir = (instanceId: string) => {
@@ -147,6 +150,8 @@ export function createFakeProvider(options: FakeProviderOptions): FakeProvider {
     }),
 
     inspect: async (instanceId): Promise<InstanceInfo> => {
+      const broken = brokenInstances.get(instanceId);
+      if (broken) return { status: 'failed', detail: broken };
       try {
         await readMeta(instanceId);
         return { status: 'running' };
@@ -270,6 +275,10 @@ export function createFakeProvider(options: FakeProviderOptions): FakeProvider {
       requireCapability('changeTracking', 'change tracking');
       const meta = await readMeta(leaseId);
       return diffTrees(meta.source, fsRoot(leaseId));
+    },
+
+    breakInstance: (instanceId, reason) => {
+      brokenInstances.set(instanceId, reason);
     },
 
     vanish: async (instanceId) => {
