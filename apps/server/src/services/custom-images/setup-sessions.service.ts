@@ -1,7 +1,6 @@
 import type { ConnectionPayload, ExecBody, SetupChanges } from '@sandcast/contracts';
 import {
   InvalidTransition,
-  isActiveSetupSession,
   isRunningSetup,
   likelySecrets,
   type Principal,
@@ -111,9 +110,9 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
 
   const SYSTEM: Principal = { role: 'admin', keyId: null };
 
-  /** Applies expiry lazily: a session read after its expiry is timed out first. */
+  /** Applies expiry lazily: a session read after its expiry is timed out first (if it still can be). */
   const refresh = async (session: SetupSession): Promise<SetupSession> => {
-    if (!isActiveSetupSession(session.status) || session.status === 'capturing') return session;
+    if (!setupSessionMachine.can(session.status, 'timed_out')) return session;
     if (new Date(session.expiresAt) > clock.now()) return session;
     const expired = await end(session, 'timed_out', {
       actor: SYSTEM,
