@@ -170,7 +170,8 @@ for (const database of testDatabases()) {
       expect(await service.sweepExpired()).toBeGreaterThanOrEqual(1);
       expect((await store.repos.setupSessions.get(second.id))?.status).toBe('timed_out');
       const { error, status } = await refusal(service.finish(second.id, {}, ADMIN));
-      expect([error.code, status]).toEqual(['conflict', 409]);
+      expect([error.code, status]).toEqual(['invalid_transition', 409]);
+      expect(error.details).toMatchObject({ from: 'timed_out', to: 'capturing' });
     });
 
     it('a failed capture fails the session, records a failed image and the activity, and keeps the active image', async () => {
@@ -238,7 +239,7 @@ for (const database of testDatabases()) {
       expect(duringCapture.error.message).toMatch(/a capture cannot be interrupted/);
       expect(duringCapture.error.details).toMatchObject({ machine: 'setup session', from: 'capturing', to: 'cancelled' });
       const secondFinish = await refusal(service.finish(session.id, {}, ADMIN));
-      expect(secondFinish.status).toBe(409);
+      expect([secondFinish.error.code, secondFinish.status]).toEqual(['invalid_transition', 409]);
       expect((await store.repos.setupSessions.get(session.id))?.status).toBe('capturing');
       proceed();
       expect((await finishing).session.status).toBe('promoted');

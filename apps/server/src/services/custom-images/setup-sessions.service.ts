@@ -263,7 +263,9 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
     },
 
     async finish(sessionId: string, input: { metadata?: Record<string, unknown> | undefined }, actor: Principal) {
-      const session = await requireRunning(sessionId, 'only a running setup can be finished');
+      const session = await requireSession(sessionId);
+      setupSessionMachine.transition(session.status, 'capturing', 'only a running setup can be finished');
+      if (!isRunningSetup(session)) throw wrongStatus(session, 'its setup sandbox is not up yet');
       const provider = providerOf(session);
       if (!provider.capabilities.templateCapture) throw new SandcastError('capability_unsupported', CAPTURE_UNAVAILABLE_MESSAGE);
       const revision = await store.repos.environments.getRevision(session.environmentRevisionId);
