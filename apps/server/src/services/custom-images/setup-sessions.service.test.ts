@@ -4,7 +4,7 @@ import path from 'node:path';
 import { type Principal, SandcastError } from '@sandcast/core';
 import type { NewTemplate, Store } from '@sandcast/db';
 import { testDatabases } from '@sandcast/db/testing';
-import { createFakeProvider } from '@sandcast/provider-fake';
+import { createFakeProvider, type FakeProvider } from '@sandcast/provider-fake';
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -34,6 +34,7 @@ for (const database of testDatabases()) {
     let store: Store;
     let dataDir: string;
     let service: SetupSessionsService;
+    let fake: FakeProvider;
     let createEnvironment: (config?: Record<string, unknown>) => Promise<string>;
     const clock = createMovableClock();
     const events = new SetupEvents();
@@ -64,7 +65,7 @@ for (const database of testDatabases()) {
           ),
       };
       dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-setup-service-'));
-      const fake = createFakeProvider({ dataDir });
+      fake = createFakeProvider({ dataDir });
       const providers = createProviderRegistry([
         {
           ...fake,
@@ -178,7 +179,8 @@ for (const database of testDatabases()) {
       expect(await service.sweepExpired()).toBeGreaterThanOrEqual(1);
       expect((await store.repos.setupSessions.get(second.id))?.status).toBe('timed_out');
       const { error, status } = await refusal(service.finish(second.id, {}, ADMIN));
-      expect([error.code, status]).toEqual(['conflict', 409]);
+      expect([error.code, status]).toEqual(['invalid_transition', 409]);
+      expect(error.details).toMatchObject({ from: 'timed_out', to: 'capturing' });
     });
 
     it('a failed capture fails the session, records a failed image and the activity, and keeps the active image', async () => {
@@ -246,7 +248,7 @@ for (const database of testDatabases()) {
       expect(duringCapture.error.message).toMatch(/a capture cannot be interrupted/);
       expect(duringCapture.error.details).toMatchObject({ machine: 'setup session', from: 'capturing', to: 'cancelled' });
       const secondFinish = await refusal(service.finish(session.id, {}, ADMIN));
-      expect(secondFinish.status).toBe(409);
+      expect([secondFinish.error.code, secondFinish.status]).toEqual(['invalid_transition', 409]);
       expect((await store.repos.setupSessions.get(session.id))?.status).toBe('capturing');
       proceed();
       expect((await finishing).session.status).toBe('promoted');
@@ -257,6 +259,46 @@ for (const database of testDatabases()) {
       const again = await refusal(service.cancel(ended2.id, {}, ADMIN));
       expect([again.error.code, again.status]).toEqual(['invalid_transition', 409]);
       expect(again.error.details).toMatchObject({ from: 'cancelled', to: 'cancelled' });
+    });
+
+    it('recovery after a restart fails what a crash interrupted, keeps a live setup, and records why', async () => {
+      const interrupted = async (status: 'starting' | 'capturing') => {
+        const environmentId = await createEnvironment();
+        const env = (await store.repos.environments.get(environmentId))!;
+        const session = await store.repos.setupSessions.insert({
+          environmentId,
+          environmentRevisionId: env.currentRevision.id,
+          provider: 'fake',
+          sourceTemplateId: null,
+          expiresAt: new Date(Date.now() + 600_000),
+          createdByKeyId: null,
+        });
+        if (status === 'capturing') {
+          await store.repos.setupSessions.transition(session.id, 'waiting_for_user', { providerLeaseId: 'lease-gone' });
+          await store.repos.setupSessions.transition(session.id, 'capturing');
+        }
+        return session.id;
+      };
+      const starting = await interrupted('starting');
+      const capturing = await interrupted('capturing');
+      const live = (await service.start(await createEnvironment(), { ttlSeconds: 600 }, ADMIN)).session;
+      const lost = (await service.start(await createEnvironment(), { ttlSeconds: 600 }, ADMIN)).session;
+      // Its sandbox goes behind the provider's back, as it would while the server was down.
+      await fake.vanish(lost.providerLeaseId!);
+
+      await service.recoverAfterRestart();
+      expect(await store.repos.setupSessions.get(starting)).toMatchObject({
+        status: 'failed',
+        failureReason: 'the server stopped while the setup sandbox was starting',
+      });
+      expect((await store.repos.setupSessions.get(capturing))?.failureReason).toMatch(/the server stopped during the capture/);
+      expect((await store.repos.setupSessions.get(live.id))?.status).toBe('waiting_for_user');
+      expect(await store.repos.setupSessions.get(lost.id)).toMatchObject({
+        status: 'failed',
+        failureReason: 'the setup sandbox was lost while the server was down',
+      });
+      expect(await actions(starting)).toEqual(['environment.custom_image_setup.failed']);
+      await service.cancel(live.id, {}, ADMIN);
     });
   });
 }

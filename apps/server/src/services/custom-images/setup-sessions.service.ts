@@ -1,7 +1,6 @@
 import type { ConnectionPayload, ExecBody, SetupChanges } from '@sandcast/contracts';
 import {
   InvalidTransition,
-  isActiveSetupSession,
   isRunningSetup,
   likelySecrets,
   type Principal,
@@ -112,9 +111,9 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
 
   const SYSTEM: Principal = { role: 'admin', keyId: null };
 
-  /** Applies expiry lazily: a session read after its expiry is timed out first. */
+  /** Applies expiry lazily: a session read after its expiry is timed out first (if it still can be). */
   const refresh = async (session: SetupSession): Promise<SetupSession> => {
-    if (!isActiveSetupSession(session.status) || session.status === 'capturing') return session;
+    if (!setupSessionMachine.can(session.status, 'timed_out')) return session;
     if (new Date(session.expiresAt) > clock.now()) return session;
     const expired = await end(session, 'timed_out', {
       actor: SYSTEM,
@@ -268,7 +267,9 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
     },
 
     async finish(sessionId: string, input: { metadata?: Record<string, unknown> | undefined }, actor: Principal) {
-      const session = await requireRunning(sessionId, 'only a running setup can be finished');
+      const session = await requireSession(sessionId);
+      setupSessionMachine.transition(session.status, 'capturing', 'only a running setup can be finished');
+      if (!isRunningSetup(session)) throw wrongStatus(session, 'its setup sandbox is not up yet');
       const provider = providerOf(session);
       if (!provider.capabilities.templateCapture) throw new SandcastError('capability_unsupported', CAPTURE_UNAVAILABLE_MESSAGE);
       const revision = await store.repos.environments.getRevision(session.environmentRevisionId);
