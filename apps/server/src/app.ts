@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import { SandcastError } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { ServerConfig } from './config.ts';
 import { registerAccessControl } from './http/auth.ts';
 import { registerErrorHandling, toErrorResponse } from './http/error-handler.ts';
@@ -79,7 +79,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
           ? new SandcastError('bad_request', 'the URL path is not valid UTF-8 percent-encoding; encode text as UTF-8 and escape "%" as %25')
           : error,
       );
-      void reply.code(status as never).send(body as never);
+      void (reply as FastifyReply).status(status).send(body);
     },
   });
 
