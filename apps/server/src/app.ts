@@ -32,7 +32,7 @@ import { createSettingsService } from './services/settings.service.ts';
 import { createUiSessionsService } from './services/ui-sessions.service.ts';
 import { createGatewayBroker, createGatewayCredentials, type SshEndpoint } from './ssh-gateway/gateway-credentials.ts';
 import { sshClientIdentity } from './ssh-gateway/ssh-keys.ts';
-import { serializeRequestForLog } from './terminal/request-log.ts';
+import { serializeErrorForLog, serializeRequestForLog } from './terminal/request-log.ts';
 import { createTerminalHub } from './terminal/terminal-hub.ts';
 import { createTerminalTokensService } from './terminal/terminal-tokens.service.ts';
 import { SANDCAST_VERSION } from './version.ts';
@@ -64,7 +64,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     logger: {
       level: deps.config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["sec-websocket-protocol"]'], censor: '[redacted]' },
-      serializers: { req: serializeRequestForLog },
+      serializers: { req: serializeRequestForLog, err: serializeErrorForLog },
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     bodyLimit: BODY_LIMIT_BYTES,
