@@ -67,7 +67,7 @@ export {
 } from './environments.ts';
 export type { ErrorEnvelope, FieldIssue } from './errors.ts';
 export { ErrorEnvelopeSchema, HTTP_STATUS_BY_CODE } from './errors.ts';
-export { EXEC_LIMITS, ExecCommandSchema, ExecEnvSchema, SandboxPathSchema, utf8Length } from './exec-limits.ts';
+export { EXEC_LIMITS, SandboxPathSchema } from './exec-limits.ts';
 export type { HealthResponse } from './health.ts';
 export { HealthResponseSchema } from './health.ts';
 export type { ApiKey, CreateApiKeyBody } from './keys.ts';
