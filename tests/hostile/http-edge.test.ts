@@ -158,6 +158,37 @@ describe('hostile: DNS rebinding against a local_trusted server (finding 4)', ()
   });
 });
 
+describe('hostile: Host pinning in authenticated mode (finding 4)', () => {
+  attack(
+    'with SANDCAST_ALLOWED_HOSTS set, a foreign Host is refused before the key is even checked; listed names and loopback work',
+    async () => {
+      const t = await startHostileServer({
+        database: pglite,
+        mode: 'authenticated',
+        env: { SANDCAST_ALLOWED_HOSTS: 'sandcast.example.com', SANDCAST_PUBLIC_URL: 'https://sandcast.example.com' },
+      });
+      try {
+        const port = new URL(t.url).port;
+        const foreign = await raw(t.url, { path: '/api/health', headers: { host: `attacker.example:${port}` } });
+        expect(foreign.status).toBe(421);
+        expect(foreign.body.error?.message).toMatch(/SANDCAST_ALLOWED_HOSTS/);
+        expect((await raw(t.url, { path: '/api/health', headers: { host: 'sandcast.example.com' } })).status).toBe(200);
+        expect((await raw(t.url, { path: '/api/health', headers: { host: `127.0.0.1:${port}` } })).status).toBe(200);
+        // A page elsewhere cannot log in to the UI through the listed name.
+        const login = await raw(t.url, {
+          method: 'POST',
+          path: '/api/auth/session',
+          headers: { host: 'sandcast.example.com', origin: 'https://attacker.example', 'content-type': 'application/json' },
+          body: JSON.stringify({ apiKey: 'whatever' }),
+        });
+        expect(login.status).toBe(403);
+      } finally {
+        await t.close();
+      }
+    },
+  );
+});
+
 describe('hostile: the data directory is private (finding 5)', () => {
   const roots: string[] = [];
   afterAll(async () => {

@@ -95,6 +95,30 @@ describe('HTTP errors: 4xx with a clear message, never a 500', () => {
   });
 });
 
+describe('the log of a failed query', () => {
+  it('keeps the SQL parameters out (they hold key hashes, names, config)', async () => {
+    const broken = await startTestServer({
+      database: pglite,
+      beforeListen: (app) => {
+        app.get('/api/test/query-failed', { config: { access: 'public' } }, async () => {
+          // The shape drizzle's DrizzleQueryError has.
+          const error = new Error('Failed query: select * from api_keys where key_hash = $1\nparams: 9f86d081884c7d659a2feaa0c55ad015');
+          Object.assign(error, { query: 'select * from api_keys where key_hash = $1', params: ['9f86d081884c7d659a2feaa0c55ad015'] });
+          throw error;
+        });
+      },
+    });
+    try {
+      expect((await broken.fetch('/api/test/query-failed')).status).toBe(500);
+      const logs = broken.logs.join('\n');
+      expect(logs).toContain('Failed query: select * from api_keys');
+      expect(logs).not.toContain('9f86d081884c7d659a2feaa0c55ad015');
+    } finally {
+      await broken.close();
+    }
+  });
+});
+
 describe('graceful shutdown', () => {
   it('lets an in-flight request finish, then refuses new connections', async () => {
     let markStarted: () => void = () => undefined;

@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import type { RouteAccess } from '@sandcast/core';
 import { SandcastError } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Clock } from './clock.ts';
 import type { ServerConfig } from './config.ts';
 import { registerAccessControl } from './http/auth.ts';
@@ -39,7 +39,7 @@ import { createSettingsService } from './services/settings.service.ts';
 import { createUiSessionsService } from './services/ui-sessions.service.ts';
 import { createGatewayBroker, createGatewayCredentials, type SshEndpoint } from './ssh-gateway/gateway-credentials.ts';
 import { sshClientIdentity } from './ssh-gateway/ssh-keys.ts';
-import { serializeRequestForLog } from './terminal/request-log.ts';
+import { serializeErrorForLog, serializeRequestForLog } from './terminal/request-log.ts';
 import { createTerminalHub } from './terminal/terminal-hub.ts';
 import { createTerminalTokensService } from './terminal/terminal-tokens.service.ts';
 import { SANDCAST_VERSION } from './version.ts';
@@ -68,7 +68,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     logger: {
       level: deps.config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["sec-websocket-protocol"]'], censor: '[redacted]' },
-      serializers: { req: serializeRequestForLog },
+      serializers: { req: serializeRequestForLog, err: serializeErrorForLog },
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     bodyLimit: BODY_LIMIT_BYTES,
@@ -83,7 +83,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
           ? new SandcastError('bad_request', 'the URL path is not valid UTF-8 percent-encoding; encode text as UTF-8 and escape "%" as %25')
           : error,
       );
-      void reply.code(status as never).send(body as never);
+      void (reply as FastifyReply).status(status).send(body);
     },
   });
 

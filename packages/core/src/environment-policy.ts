@@ -17,12 +17,12 @@ const SANDBOX_PATH_FIELDS = ['workdir', 'cwd'] as const;
  * local Postgres, abstract unix sockets. Docker's `bridge` is not this: it reaches the internet,
  * not the host's loopback.
  */
-export function usesHostNetwork(config: Record<string, unknown>): boolean {
+function usesHostNetwork(config: Record<string, unknown>): boolean {
   return config.network === 'host';
 }
 
 /** Why a host-network config is refused under this policy, or null when it is allowed. */
-export function hostNetworkRefusal(policy: EnvironmentPolicy): string | null {
+function hostNetworkRefusal(policy: EnvironmentPolicy): string | null {
   if (policy.mode === 'local_trusted') {
     return (
       'network "host" would give sandbox code this server\'s API, which trusts every loopback caller in local_trusted mode; ' +

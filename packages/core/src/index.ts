@@ -7,7 +7,7 @@ export { isRunningSetup } from './custom-image.ts';
 export type { Environment, EnvironmentRevision, EnvironmentRevisionRef } from './environment.ts';
 export { ENVIRONMENT_NAME_PATTERN } from './environment.ts';
 export type { EnvironmentPolicy } from './environment-policy.ts';
-export { environmentConfigIssues, hostNetworkRefusal, usesHostNetwork } from './environment-policy.ts';
+export { environmentConfigIssues } from './environment-policy.ts';
 export type { ErrorCode, ErrorDetails } from './errors.ts';
 export { ERROR_CODES, isSandcastError, SandcastError } from './errors.ts';
 export type { BootSource } from './fingerprint.ts';
@@ -18,13 +18,7 @@ export { REDACTED, redact } from './redact.ts';
 export type { SandboxDesiredStatus, SandboxStatus } from './sandbox.machine.ts';
 export { SANDBOX_DESIRED_STATUSES, SANDBOX_STATUSES, sandboxMachine } from './sandbox.machine.ts';
 export { normaliseSandboxPath, sandboxPathProblem } from './sandbox-path.ts';
-export {
-  CONTENT_SCAN_LIMITS,
-  contentScanCandidates,
-  looksBinary,
-  scanTextForSecrets,
-  shannonEntropy,
-} from './secret-content-scan.ts';
+export { CONTENT_SCAN_LIMITS, contentScanCandidates, looksBinary, scanTextForSecrets } from './secret-content-scan.ts';
 export type { SecretWarning } from './secret-scan.ts';
 export { likelySecrets } from './secret-scan.ts';
 export type { InstanceSettings, InstanceSettingsPatch } from './settings.ts';

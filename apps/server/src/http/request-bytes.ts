@@ -2,7 +2,7 @@ import { SandcastError } from '@sandcast/core';
 import type { FastifyInstance } from 'fastify';
 
 /** Deepest JSON nesting a body may have; no contract comes near it. */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -11,14 +11,14 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * strings and Postgres refuses it in text; a lone surrogate is not Unicode and Postgres refuses
  * it in jsonb.
  */
-export function textProblem(value: string): 'a NUL character' | 'a lone UTF-16 surrogate (not valid Unicode)' | null {
+function textProblem(value: string): 'a NUL character' | 'a lone UTF-16 surrogate (not valid Unicode)' | null {
   if (value.includes('\0')) return 'a NUL character';
   if (LONE_SURROGATE.test(value)) return 'a lone UTF-16 surrogate (not valid Unicode)';
   return null;
 }
 
 /** Why a request URL is refused, or null: every path segment and query part must decode to clean text. */
-export function urlProblem(url: string): string | null {
+function urlProblem(url: string): string | null {
   const queryAt = url.indexOf('?');
   const pathPart = queryAt < 0 ? url : url.slice(0, queryAt);
   const parts = [pathPart, ...(queryAt < 0 ? [] : url.slice(queryAt + 1).split(/[&=]/))];
