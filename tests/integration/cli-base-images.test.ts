@@ -108,7 +108,7 @@ describe.skipIf(skip !== null)('sandcast image list|import|build-base|export|rm 
     // The built-in base's name is taken: refused before the upload is read, in words.
     const builtin = await sandcast(['image', 'import', '/etc/hostname', '--name', 'host'], env);
     expect(builtin.code).toBe(1);
-    expect(builtin.stderr).toMatch(/conflict.*"host" already exists/);
+    expect(builtin.stderr).toMatch(/"host" already exists \(the built-in base\)/);
   });
 
   it('builds a Debian base with debootstrap and boots from it', async () => {

@@ -176,6 +176,23 @@ describe('extractTar: a hostile tar never reaches outside its root', () => {
     ).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringMatching(/^layer l0\/layer\.tar is not a tar archive/) });
   });
 
+  it('stops an archive of more entries than the cap', async () => {
+    const pack = tar.pack();
+    pack.entry({ name: 'e', type: 'directory' });
+    pack.finalize();
+    const chunks: Buffer[] = [];
+    for await (const chunk of pack as unknown as AsyncIterable<Buffer>) chunks.push(chunk);
+    const entry = Buffer.concat(chunks).subarray(0, 512);
+    const entries = Buffer.concat(Array.from({ length: 64 }, () => entry));
+    function* many() {
+      for (;;) yield entries;
+    }
+    await expect(extractTar(Readable.from(many()), { root, what: 'the archive', layer: false, maxEntries: 1000 })).rejects.toMatchObject({
+      code: 'too_large',
+      message: expect.stringContaining('more than 1,000 entries'),
+    });
+  });
+
   it('stops an endless archive at the byte budget, while it streams', async () => {
     // A tar that never ends: if the size were checked after unpacking, this would never return.
     const pack = tar.pack();

@@ -22,6 +22,8 @@ export interface ExtractOptions {
   what: string;
   /** Docker layer semantics: `.wh.<name>` deletes `<name>`, `.wh..wh..opq` empties its directory of lower layers' files. */
   layer: boolean;
+  /** Default MAX_ENTRIES. */
+  maxEntries?: number | undefined;
 }
 
 type Header = tar.Header;
@@ -30,6 +32,11 @@ type Body = AsyncIterable<Uint8Array>;
 
 const WRITE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 const OPEN_DIR = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+/**
+ * Entries one tar may hold. A full Debian image has about 100,000; a tar of empty entries costs
+ * 512 bytes each, so the byte cap alone would still allow millions of inodes and path strings.
+ */
+const MAX_ENTRIES = 1_000_000;
 /** Permission bits kept: everything but setuid and setgid (the sticky bit of /tmp stays). */
 const MODE_KEPT = 0o1777;
 
@@ -129,7 +136,13 @@ class Extraction {
     const parts = archivePathParts(header.name, `${this.options.what}: the entry`);
     const name = parts.join('/');
     if (header.linkname?.includes('\0')) this.refuse(`the link target of ${printable(name)} has a NUL byte`);
-    this.stats.entries++;
+    const maxEntries = this.options.maxEntries ?? MAX_ENTRIES;
+    if (++this.stats.entries > maxEntries) {
+      throw localError(
+        'too_large',
+        `${this.options.what} has more than ${maxEntries.toLocaleString('en')} entries; split the image or slim it down`,
+      );
+    }
     const base = parts.at(-1);
     if (base === undefined) {
       if (header.type === 'directory') await this.setDirMeta(this.options.root, header);
