@@ -25,7 +25,7 @@ interface Tokens {
 }
 
 /** Removes comments and quoted text; keeps command substitutions (even inside double quotes) as code. */
-export function stripQuotesAndComments(text: string): Tokens {
+function stripQuotesAndComments(text: string): Tokens {
   let out = '';
   let i = 0;
   const n = text.length;
@@ -172,7 +172,7 @@ export function installedPackages(text: string): Set<string> {
  * Which Debian package provides a command the scripts call. A command missing here fails the check:
  * add it with its package, and an install line for the package unless it is a base package.
  */
-export const COMMAND_PACKAGES: Record<string, string> = {
+const COMMAND_PACKAGES: Record<string, string> = {
   // Base system (Priority required/important on Debian 12).
   bash: 'bash',
   sh: 'dash',
@@ -251,7 +251,7 @@ export const COMMAND_PACKAGES: Record<string, string> = {
 };
 
 /** Packages of a base Debian system (debootstrap's default variant, Priority required and important). */
-export const BASE_PACKAGES = new Set([
+const BASE_PACKAGES = new Set([
   'bash',
   'dash',
   'coreutils',
@@ -277,7 +277,7 @@ export const BASE_PACKAGES = new Set([
  * What the README asks for before either command: Node.js 20 with npm (and so npx). `sudo` is used
  * only when the scripts do not run as root (as_root / $SUDO).
  */
-export const PREREQUISITES = new Set(['node', 'npm', 'npx', 'sudo']);
+const PREREQUISITES = new Set(['node', 'npm', 'npx', 'sudo']);
 
 export interface UncoveredCommand {
   command: string;
