@@ -6,6 +6,7 @@ import { registerAccessControl } from './http/auth.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
 import { registerWebUi } from './http/web-ui.ts';
 import './http/fastify-types.ts';
+import type { RunningExecs } from './http/exec-reply.ts';
 import { registerActivityRoutes } from './http/routes/activity.routes.ts';
 import { registerAuthSessionRoutes } from './http/routes/auth-session.routes.ts';
 import { registerBaseImageRoutes } from './http/routes/base-images.routes.ts';
@@ -91,8 +92,13 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerTargetRoutes(app, deps);
   registerActivityRoutes(app, deps);
   registerKeyRoutes(app, services);
-  registerCustomImageRoutes(app, services);
-  registerSandboxRoutes(app, services);
+  const runningExecs: RunningExecs = new Set();
+  // A streamed command outlives no server: stop them so close does not wait on their answers.
+  app.addHook('preClose', async () => {
+    await Promise.all([...runningExecs].map((running) => running.kill().catch(() => undefined)));
+  });
+  registerCustomImageRoutes(app, { ...services, runningExecs });
+  registerSandboxRoutes(app, { ...services, runningExecs });
   registerBaseImageRoutes(app, { providers: deps.providers, dataDir: deps.config.dataDir });
   registerTerminalRoutes(app, { ...services, authTimeoutMs: deps.config.terminalAuthTimeoutMs });
   registerWebUi(app, { distDir: deps.config.webDistDir });
@@ -131,6 +137,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     log,
     clock: deps.clock,
     broker: createGatewayBroker({ credentials: sshCredentials, endpoint: sshEndpoint, log }),
+    execOutputMaxBytes: deps.config.execOutputMaxBytes,
   });
   const terminalTokens = createTerminalTokensService({ store, setupSessions, clock: deps.clock });
   const apiKeys = createApiKeysService({ store });
@@ -153,6 +160,6 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
       sshIdentity: sshClientIdentity(deps.config.dataDir),
     }),
     customImages: createCustomImagesService({ store, loadEnvironment, setupSessions, log }),
-    sandboxes: createSandboxesService({ store, providers, loadEnvironment, log }),
+    sandboxes: createSandboxesService({ store, providers, loadEnvironment, log, execOutputMaxBytes: deps.config.execOutputMaxBytes }),
   };
 }

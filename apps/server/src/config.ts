@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEPLOYMENT_MODES, type DeploymentMode, SandcastError } from '@sandcast/core';
+import { DEFAULT_EXEC_OUTPUT_MAX_BYTES } from '@sandcast/provider-sdk';
 
 /** Everything the server reads from its environment, with defaults applied. */
 export interface ServerConfig {
@@ -33,6 +34,8 @@ export interface ServerConfig {
   uiSessionTtlMs: number;
   /** SANDCAST_WEB_DIST, default apps/web/dist: the built web UI served at `/`. */
   webDistDir: string;
+  /** SANDCAST_EXEC_OUTPUT_MAX_BYTES, default 4 MiB: output an exec JSON answer keeps per stream. */
+  execOutputMaxBytes: number;
 }
 
 /** Where `npm run build -w apps/web` writes the UI. */
@@ -69,6 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     terminalAuthTimeoutMs: positiveSeconds(env.SANDCAST_TERMINAL_AUTH_TIMEOUT_SECONDS, 'SANDCAST_TERMINAL_AUTH_TIMEOUT_SECONDS', 10) * 1000,
     uiSessionTtlMs: positiveSeconds(env.SANDCAST_UI_SESSION_HOURS, 'SANDCAST_UI_SESSION_HOURS', 12, 'hours') * 3_600_000,
     webDistDir: path.resolve(env.SANDCAST_WEB_DIST || DEFAULT_WEB_DIST),
+    execOutputMaxBytes: byteCount(env.SANDCAST_EXEC_OUTPUT_MAX_BYTES, 'SANDCAST_EXEC_OUTPUT_MAX_BYTES', DEFAULT_EXEC_OUTPUT_MAX_BYTES),
   };
   assertBindAllowed(config);
   return config;
@@ -99,6 +103,20 @@ function sshPortOf(raw: string | undefined): number | null {
     throw new SandcastError('bad_request', `SANDCAST_SSH_PORT must be a port number (0-65535) or "off"; got "${raw}"`);
   }
   return port;
+}
+
+/** The JSON answer is built in memory: past 256 MiB a string no longer fits safely (use the stream). */
+const MAX_EXEC_OUTPUT_SETTING = 256 * 1024 * 1024;
+
+function byteCount(raw: string | undefined, name: string, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0 || value > MAX_EXEC_OUTPUT_SETTING)
+    throw new SandcastError(
+      'bad_request',
+      `${name} must be a whole number of bytes between 1 and ${MAX_EXEC_OUTPUT_SETTING}; got "${raw}". For more output, stream it (Accept: application/x-ndjson)`,
+    );
+  return value;
 }
 
 function positiveSeconds(raw: string | undefined, name: string, fallback: number, unit = 'seconds'): number {

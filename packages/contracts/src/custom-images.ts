@@ -1,5 +1,6 @@
 import { CUSTOM_IMAGE_KINDS, CUSTOM_IMAGE_STATUSES, SETUP_SESSION_STATUSES } from '@sandcast/core';
 import { z } from 'zod';
+import { ExecTotalBytesSchema, ExecTruncatedSchema } from './exec-stream.ts';
 
 export const SetupSessionSchema = z.object({
   id: z.string(),
@@ -115,17 +116,34 @@ export const SetupChangesSchema = z.object({
 });
 export type SetupChanges = z.infer<typeof SetupChangesSchema>;
 
+/** A process argument, path or variable cannot carry a NUL byte: the kernel would cut it there. */
+const noNul = (what: string) =>
+  z.string().refine((value) => !value.includes('\0'), `${what} cannot contain a NUL byte (\\u0000); remove it`);
+
 export const ExecBodySchema = z.strictObject({
-  command: z.array(z.string()).min(1, 'command needs at least the program to run'),
-  cwd: z.string().startsWith('/', 'cwd must be an absolute path inside the sandbox').optional(),
+  command: z.array(noNul('a command word')).min(1, 'command needs at least the program to run'),
+  cwd: noNul('cwd')
+    .refine((value) => value.startsWith('/'), 'cwd must be an absolute path inside the sandbox')
+    .optional(),
   env: z
-    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.string())
+    .record(
+      z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'),
+      noNul('an environment value'),
+    )
     .optional(),
   timeoutMs: z.number().int().min(1).max(600_000).optional(),
 });
 export type ExecBody = z.infer<typeof ExecBodySchema>;
 
-export const ExecResultSchema = z.object({ exitCode: z.number().int(), stdout: z.string(), stderr: z.string(), timedOut: z.boolean() });
+/** The JSON answer of exec: output up to the server's cap per stream, with what the cap dropped. */
+export const ExecResultSchema = z.object({
+  exitCode: z.number().int(),
+  stdout: z.string(),
+  stderr: z.string(),
+  timedOut: z.boolean(),
+  truncated: ExecTruncatedSchema,
+  totalBytes: ExecTotalBytesSchema,
+});
 export type ExecResultBody = z.infer<typeof ExecResultSchema>;
 
 export const FinishSetupBodySchema = z.strictObject({ metadata: z.record(z.string(), z.unknown()).optional() });

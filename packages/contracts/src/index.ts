@@ -67,6 +67,17 @@ export {
 } from './environments.ts';
 export type { ErrorEnvelope, FieldIssue } from './errors.ts';
 export { ErrorEnvelopeSchema, HTTP_STATUS_BY_CODE } from './errors.ts';
+export type { ExecErrorFrame, ExecExitFrame, ExecOutputFrame, ExecStreamFrame } from './exec-stream.ts';
+export {
+  EXEC_STREAM_CONTENT_TYPE,
+  ExecErrorFrameSchema,
+  ExecExitFrameSchema,
+  ExecStderrFrameSchema,
+  ExecStdoutFrameSchema,
+  ExecStreamFrameSchema,
+  ExecTotalBytesSchema,
+  ExecTruncatedSchema,
+} from './exec-stream.ts';
 export type { HealthResponse } from './health.ts';
 export { HealthResponseSchema } from './health.ts';
 export type { ApiKey, CreateApiKeyBody } from './keys.ts';

@@ -12,6 +12,7 @@ export const ERROR_CODES = [
   'conflict',
   'payload_too_large',
   'unsupported_media_type',
+  'not_acceptable',
   'capability_unsupported',
   'unprocessable',
   'provider_unavailable',

@@ -15,7 +15,7 @@ import { listChanges } from './changes.ts';
 import { DOCKER_RUNTIME_KNOBS, type DockerConfig, dockerConfigSchema } from './config.ts';
 import { defaultEngineAddress, EnginePool, engineMessage, PROVIDER_ID } from './connection.ts';
 import { createContainer, handleFor, inspectContainer, removeContainer } from './containers.ts';
-import { runExec } from './exec.ts';
+import { runExec, startExec } from './exec.ts';
 import { exportWorkspace, importWorkspace, readFile, writeFile } from './files.ts';
 import { listManagedInstances } from './gc.ts';
 import { openPty } from './pty.ts';
@@ -98,6 +98,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
 
     inspect: (instanceId) => inspectContainer(pool, instanceId),
     exec: (instanceId, request) => runExec(handle(instanceId), request),
+    execStream: (instanceId, request) => startExec(handle(instanceId), request),
     openPty: (instanceId, ptyOptions) => openPty(handle(instanceId), ptyOptions),
     readFile: (instanceId, path) => readFile(handle(instanceId), path),
     writeFile: (instanceId, path, data, writeOptions) => writeFile(handle(instanceId), path, data, writeOptions),

@@ -3,24 +3,26 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import type {
-  Availability,
-  CaptureRequest,
-  CreateSandboxRequest,
-  ExecRequest,
-  ExecResult,
-  FileChange,
-  InstanceInfo,
-  ManagedInstance,
-  ProviderCapabilities,
-  ProviderContext,
-  PtyOptions,
-  PtyStream,
-  SandboxProvider,
-  SetupLease,
-  StartSetupRequest,
-  TemplateRef,
-  WriteFileOptions,
+import {
+  type Availability,
+  type CaptureRequest,
+  type CreateSandboxRequest,
+  collectExecOutput,
+  type ExecProcess,
+  type ExecRequest,
+  type ExecResult,
+  type FileChange,
+  type InstanceInfo,
+  type ManagedInstance,
+  type ProviderCapabilities,
+  type ProviderContext,
+  type PtyOptions,
+  type PtyStream,
+  type SandboxProvider,
+  type SetupLease,
+  type StartSetupRequest,
+  type TemplateRef,
+  type WriteFileOptions,
 } from '@sandcast/provider-sdk';
 import { asBaseImageStore } from './base-image-store.ts';
 import { captureSetup } from './capture.ts';
@@ -40,7 +42,7 @@ import { mountsUnder, unmount } from './overlay.ts';
 import { processStartTime, run, shellQuote } from './proc.ts';
 import { ptyStream } from './pty.ts';
 import { sandboxCommandLine, spawnInSandbox } from './runtime.ts';
-import { awaitProcess, type RawExecResult } from './sandbox-io.ts';
+import { awaitProcess, type RawExecResult, streamProcess } from './sandbox-io.ts';
 import { compileSeccompFilter } from './seccomp.ts';
 
 export interface LocalProviderOptions extends ProviderContext {
@@ -255,6 +257,27 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     }
   };
 
+  /** Starts a command in its own child cgroup; the group is removed (when empty) once it exits. */
+  const startIn = async (record: InstanceRecord, request: ExecRequest): Promise<ExecProcess> => {
+    if (request.command.length === 0) throw localError('invalid_config', 'exec needs a command');
+    const group = `x${newId()}`;
+    const procsFiles = await cgroups!.createChild(record.id, group);
+    const { maxOutputBytes: _cap, ...spawnRequest } = request;
+    let child: ReturnType<typeof spawnInSandbox>;
+    try {
+      child = spawnInSandbox(instances!.spawnSpec(record, { ...spawnRequest, procsFiles, newSession: true }));
+    } catch (error) {
+      await cgroups!.removeChild(record.id, group);
+      throw error;
+    }
+    return streamProcess(child, {
+      stdin: request.stdin,
+      timeoutMs: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      killTree: () => cgroups!.kill(record.id, group, { reaped: true }),
+      cleanup: () => cgroups!.removeChild(record.id, group),
+    });
+  };
+
   const streamFrom = async (
     record: InstanceRecord,
     command: string[],
@@ -362,13 +385,11 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
 
     async exec(instanceId: string, request: ExecRequest): Promise<ExecResult> {
       const record = await liveRecord(instanceId);
-      const result = await runIn(record, request);
-      return {
-        exitCode: result.exitCode,
-        stdout: result.stdout.toString('utf8'),
-        stderr: result.stderr.toString('utf8'),
-        timedOut: result.timedOut,
-      };
+      return collectExecOutput(await startIn(record, request), { maxOutputBytes: request.maxOutputBytes });
+    },
+
+    async execStream(instanceId: string, request: ExecRequest): Promise<ExecProcess> {
+      return startIn(await liveRecord(instanceId), request);
     },
 
     async openPty(instanceId: string, ptyOptions: PtyOptions): Promise<PtyStream> {
