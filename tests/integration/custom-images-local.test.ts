@@ -7,19 +7,15 @@ import { dockerSkipReason, TEST_IMAGE } from '@sandcast/provider-docker/testing'
 import { createLocalProvider } from '@sandcast/provider-local';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from './support/harness.ts';
-import { REAL_PROVIDER_DATABASE, requireForSuite, runCustomImageLifecycle, useRealProviderServer } from './support/lifecycle.ts';
+import {
+  localSkipReason,
+  REAL_PROVIDER_DATABASE,
+  requireForSuite,
+  runCustomImageLifecycle,
+  useRealProviderServer,
+} from './support/lifecycle.ts';
 
 const exec = promisify(execFile);
-
-async function localSkipReason(): Promise<string | null> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'sandcast-local-probe-'));
-  try {
-    const availability = await createLocalProvider({ dataDir: dir }).availability();
-    return availability.available ? null : availability.reason;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 const runnable = requireForSuite('custom-images-local', await localSkipReason());
 

@@ -1,5 +1,9 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { SandcastClient } from '@sandcast/client';
 import { testDatabases } from '@sandcast/db/testing';
+import { createLocalProvider } from '@sandcast/provider-local';
 import type { SandboxProvider } from '@sandcast/provider-sdk';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { enableEnvironments, startTestServer, type TestServer } from './harness.ts';
@@ -97,4 +101,15 @@ export function requireForSuite(suite: string, reason: string | null): boolean {
   if (reason && process.env.CI === 'true') throw new Error(`CI=true but ${suite} cannot run: ${reason}`);
   if (reason) console.warn(`[${suite}] skipped: ${reason}`);
   return reason === null;
+}
+
+/** Why the local provider cannot run on this machine, or null. */
+export async function localSkipReason(): Promise<string | null> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'sandcast-local-probe-'));
+  try {
+    const availability = await createLocalProvider({ dataDir: dir }).availability();
+    return availability.available ? null : availability.reason;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
