@@ -6,7 +6,7 @@ import { createFakeProvider } from '@sandcast/provider-fake';
 import { createLocalProvider } from '@sandcast/provider-local';
 import type { SandboxProvider } from '@sandcast/provider-sdk';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { frameReader, textOf, waitForNoProcess } from './support/exec-stream.ts';
+import { frameReader, streamThenDisconnect, textOf, waitForNoProcess } from './support/exec-stream.ts';
 import type { TestServer } from './support/harness.ts';
 import { localSkipReason, REAL_PROVIDER_DATABASE, requireForSuite, useRealProviderServer } from './support/lifecycle.ts';
 
@@ -87,16 +87,15 @@ for (const provider of PROVIDERS) {
 
     it('a client that disconnects has the command and its children killed, in the sandbox', async () => {
       const secs = 2000 + Math.floor(Math.random() * 5000);
-      const controller = new AbortController();
-      const stream = t.client.sandboxes.execStream(
-        sandboxId,
-        { command: ['sh', '-c', `sleep ${secs} & echo "child $!"; sleep ${secs}`] },
-        { signal: controller.signal },
-      );
-      const frames = frameReader(stream);
-      expect(await frames.next()).toMatchObject({ type: 'stdout', data: expect.stringMatching(/^child \d+\n$/) });
+      const stream = await streamThenDisconnect({
+        url: t.url,
+        path: `/api/sandboxes/${sandboxId}/exec`,
+        body: { command: ['sh', '-c', `sleep ${secs} & echo "child $!"; sleep ${secs}`] },
+      });
+      expect(stream.status).toBe(200);
+      expect(JSON.parse(stream.firstLine)).toMatchObject({ type: 'stdout', data: expect.stringMatching(/^child \d+\n$/) });
       expect(await waitForNoProcess({ client: t.client, sandboxId, prefix: `sleep ${secs}`, deadlineMs: 0 })).toBe(2);
-      controller.abort();
+      stream.disconnect();
       expect(await waitForNoProcess({ client: t.client, sandboxId, prefix: `sleep ${secs}` })).toBe(0);
     });
 

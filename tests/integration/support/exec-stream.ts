@@ -1,3 +1,4 @@
+import http from 'node:http';
 import type { ExecStream, SandcastClient } from '@sandcast/client';
 import type { ExecStreamFrame } from '@sandcast/contracts';
 
@@ -49,4 +50,38 @@ export async function waitForNoProcess(options: {
     if (count === 0 || Date.now() > deadline) return count;
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * Starts a streamed exec over a plain socket and resolves with the first frame; `disconnect()`
+ * then drops the connection, as a client that crashes or is killed does. (An in-process fetch
+ * that is aborted leaves its connection pooled, which would hold the test server's close open.)
+ */
+export async function streamThenDisconnect(options: { url: string; path: string; body: unknown; accept?: string }) {
+  const request = http.request(options.url + options.path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: options.accept ?? 'application/x-ndjson' },
+  });
+  request.on('error', () => undefined);
+  request.end(JSON.stringify(options.body));
+  const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    request.once('response', resolve);
+    request.once('error', reject);
+  });
+  let text = '';
+  while (!text.includes('\n')) {
+    const chunk = await new Promise<Buffer | null>((resolve) => {
+      response.once('data', resolve);
+      response.once('end', () => resolve(null));
+    });
+    if (chunk === null) break;
+    text += chunk.toString('utf8');
+  }
+  response.pause();
+  return {
+    status: response.statusCode,
+    contentType: response.headers['content-type'],
+    firstLine: text.slice(0, text.indexOf('\n')),
+    disconnect: () => request.destroy(),
+  };
 }
