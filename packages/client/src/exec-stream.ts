@@ -100,9 +100,11 @@ export class ExecStream implements AsyncIterable<ExecStreamFrame> {
     switch (frame.type) {
       case 'stdout':
       case 'stderr': {
+        const listeners = this.listeners[frame.type];
+        if (listeners.length === 0) return frame;
         const bytes = frameBytes(frame);
         const decoded = this.decoders[frame.type].decode(bytes, { stream: true });
-        for (const listener of this.listeners[frame.type]) listener(decoded, bytes);
+        for (const listener of listeners) listener(decoded, bytes);
         return frame;
       }
       case 'error':

@@ -38,6 +38,9 @@ export function wantsExecStream(accept: string | undefined): boolean {
   throw new SandcastError('not_acceptable', NOT_ACCEPTABLE, { accept: accept.slice(0, 200) });
 }
 
+/** How much the response may hold before the route stops reading the command's output. */
+const RESPONSE_BUFFER_BYTES = 1024 * 1024;
+
 /** Streams running behind answers in this process, stopped when the server closes. */
 export type RunningExecs = Set<ExecProcess>;
 
@@ -75,7 +78,9 @@ export async function replyExec(
   });
   const send = async (frame: ExecStreamFrame): Promise<void> => {
     if (res.destroyed) return;
-    if (!res.write(`${JSON.stringify(frame)}\n`)) {
+    res.write(`${JSON.stringify(frame)}\n`);
+    // Let a little queue up (fewer round trips than waiting at the socket's 16 KiB), then wait.
+    if (res.writableLength >= RESPONSE_BUFFER_BYTES) {
       await new Promise<void>((resolve) => {
         const done = () => {
           res.off('drain', done);
