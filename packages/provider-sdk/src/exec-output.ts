@@ -129,7 +129,8 @@ export function utf8Boundary(bytes: Uint8Array): number {
   for (let i = end - 1; i >= 0 && i >= end - 4; i--) {
     const byte = bytes[i]!;
     if ((byte & 0xc0) === 0x80) continue;
-    const need = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    // 0xf8 and up never start a sequence: nothing to wait for.
+    const need = byte >= 0xf8 ? 1 : byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
     return end - i < need ? i : end;
   }
   return end;
