@@ -47,7 +47,7 @@ export type RunningExecs = Set<ExecProcess>;
 /**
  * Answers an exec request: the capped JSON result, or with `Accept: application/x-ndjson` one
  * frame per line as the command produces output, then the exit frame. The response's backpressure
- * reaches the command (nothing is buffered past the socket's and the output's high-water marks);
+ * reaches the command (at most about 1 MiB waits in the response and 16 chunks in the output);
  * a client that goes away before the exit frame has its command's process tree killed.
  */
 export async function replyExec(
@@ -58,8 +58,8 @@ export async function replyExec(
   const started = performance.now();
   if (!wantsExecStream(request.headers.accept)) return options.json();
   // Errors until here (validation, access, a stopped sandbox) are ordinary JSON error answers.
-  const process = await options.stream();
-  options.running.add(process);
+  const command = await options.stream();
+  options.running.add(command);
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
@@ -70,11 +70,11 @@ export async function replyExec(
   res.flushHeaders();
   let finished = false;
   res.on('close', () => {
-    options.running.delete(process);
+    options.running.delete(command);
     if (finished) return;
     finished = true;
     // The client went away mid-command: nobody will read the rest.
-    void process.kill().catch((err: unknown) => request.log.warn({ err }, 'killing an abandoned exec failed'));
+    void command.kill().catch((err: unknown) => request.log.warn({ err }, 'killing an abandoned exec failed'));
   });
   const send = async (frame: ExecStreamFrame): Promise<void> => {
     if (res.destroyed) return;
@@ -94,11 +94,11 @@ export async function replyExec(
   };
   const encoder = new ExecFrameEncoder();
   try {
-    for await (const chunk of process.output as AsyncIterable<ExecChunk>) {
+    for await (const chunk of command.output as AsyncIterable<ExecChunk>) {
       for (const frame of encoder.push(chunk)) await send(frame);
     }
     for (const frame of encoder.flush()) await send(frame);
-    const exit = await process.exit;
+    const exit = await command.exit;
     const frame: ExecExitFrame = {
       type: 'exit',
       exitCode: exit.exitCode,
@@ -109,13 +109,13 @@ export async function replyExec(
     };
     await send(frame);
   } catch (error) {
-    await process.kill().catch(() => undefined);
+    await command.kill().catch(() => undefined);
     const mapped = toErrorResponse(error);
     if (mapped.internal) request.log.error({ err: error }, 'exec stream failed');
     await send({ type: 'error', error: mapped.body.error });
   } finally {
     finished = true;
-    options.running.delete(process);
+    options.running.delete(command);
     res.end();
   }
   return reply;
