@@ -78,9 +78,16 @@ export function streamProcess(
   child.stdout?.on('data', (chunk: Buffer) => output.push('stdout', chunk));
   child.stderr?.on('data', (chunk: Buffer) => output.push('stderr', chunk));
   let timedOut = false;
+  // A killed command's exit is reported once its tree is gone and reaped, so the next command
+  // finds the sandbox's pids free again.
+  let killing: Promise<void> | null = null;
+  const killTree = () => {
+    killing ??= options.killTree();
+    return killing;
+  };
   const timer = setTimeout(() => {
     timedOut = true;
-    void options.killTree();
+    void killTree();
   }, options.timeoutMs);
   const exit = new Promise<ExecExit>((resolve, reject) => {
     child.on('error', (error) => {
@@ -92,8 +99,11 @@ export function streamProcess(
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       output.end();
-      void options.cleanup();
-      resolve({ exitCode: timedOut ? 137 : exitCodeOf(code, signal), timedOut });
+      void (async () => {
+        await killing?.catch(() => undefined);
+        await options.cleanup();
+        resolve({ exitCode: timedOut ? 137 : exitCodeOf(code, signal), timedOut });
+      })();
     });
   });
   // A caller that only streams may never await `exit`; its rejection is reported through `output`.
@@ -105,9 +115,9 @@ export function streamProcess(
     exit,
     kill: async () => {
       clearTimeout(timer);
-      await options.killTree();
       // Nobody reads what is left: let the pipes drain so the process can be reaped.
       output.discard();
+      await killTree();
     },
   };
 }
