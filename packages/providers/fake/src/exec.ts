@@ -54,7 +54,8 @@ export function startProcess(options: {
     exit,
     kill: async () => {
       clearTimeout(timer);
-      killGroup(child.pid);
+      // Once the command has exited its group number may belong to someone else: leave it.
+      if (child.exitCode === null && child.signalCode === null) killGroup(child.pid);
       // Nobody reads what is left: let the pipes drain so the child can be reaped.
       output.discard();
     },
