@@ -19,6 +19,7 @@ export function startProcess(options: {
   const child = spawn(file ?? 'true', args, { cwd: options.cwd, env: options.env, detached: true, stdio: 'pipe' });
   const output = new ExecOutput(child.stdout, child.stderr);
   let timedOut = false;
+  let closed = false;
   let settle: () => void = () => undefined;
   const done = new Promise<void>((r) => {
     settle = r;
@@ -40,6 +41,7 @@ export function startProcess(options: {
       resolve({ exitCode: 127, timedOut: false });
     });
     child.on('close', (code, signal) => {
+      closed = true;
       clearTimeout(timer);
       // Whatever the command left running in its group goes with it.
       killGroup(child.pid);
@@ -54,8 +56,8 @@ export function startProcess(options: {
     exit,
     kill: async () => {
       clearTimeout(timer);
-      // Once the command has exited its group number may belong to someone else: leave it.
-      if (child.exitCode === null && child.signalCode === null) killGroup(child.pid);
+      // Once its pipes closed the group is gone and its number may be someone else's: leave it.
+      if (!closed) killGroup(child.pid);
       // Nobody reads what is left: let the pipes drain so the child can be reaped.
       output.discard();
     },
