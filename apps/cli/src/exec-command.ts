@@ -1,3 +1,4 @@
+import { type ExecStream, frameBytes } from '@sandcast/client';
 import type { ExecBody, ExecResultBody } from '@sandcast/contracts';
 import { type Command, Option } from 'commander';
 import type { CliContext } from './context.ts';
@@ -43,19 +44,56 @@ export function execBodyFrom(words: string[], options: ExecOptions): ExecBody {
   return body;
 }
 
+/** Writes bytes to a stream, waiting while it is full (a slow pipe slows the command down). */
+async function writeOut(stream: NodeJS.WriteStream, bytes: Uint8Array): Promise<void> {
+  if (stream.write(bytes)) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
+}
+
 /**
- * Passes the command's output through and makes its exit code ours (124 when it timed out, as
- * timeout(1) does). With --json the whole result is printed instead; the exit code is the same.
+ * Runs the command and makes its exit code ours (124 when it timed out, as timeout(1) does).
+ * Output is passed through as it arrives; with --json the whole result is printed at the end
+ * instead (the JSON answer, capped per stream by the server — a note on stderr says so).
  */
-export function reportExec(ctx: CliContext, result: ExecResultBody): void {
+export async function runExec(ctx: CliContext, run: { json: () => Promise<ExecResultBody>; stream: () => ExecStream }): Promise<void> {
   if (ctx.json) {
+    const result = await run.json();
     ctx.print(result, () => '');
-  } else {
-    process.stdout.write(result.stdout);
-    process.stderr.write(result.stderr);
-    if (result.timedOut) process.stderr.write('sandcast: the command timed out and was stopped\n');
+    for (const stream of ['stdout', 'stderr'] as const) {
+      if (result.truncated[stream])
+        process.stderr.write(
+          `sandcast: ${stream} was cut at ${result[stream].length} characters of ${result.totalBytes[stream]} bytes (the server's cap, SANDCAST_EXEC_OUTPUT_MAX_BYTES); run without --json to get all of it\n`,
+        );
+    }
+    process.exitCode = commandExitCode(result);
+    return;
   }
-  process.exitCode = commandExitCode(result);
+  for await (const frame of run.stream()) {
+    switch (frame.type) {
+      case 'stdout':
+        await writeOut(process.stdout, frameBytes(frame));
+        break;
+      case 'stderr':
+        await writeOut(process.stderr, frameBytes(frame));
+        break;
+      case 'exit':
+        if (frame.timedOut) process.stderr.write('sandcast: the command timed out and was stopped\n');
+        process.exitCode = commandExitCode(frame);
+        return;
+      case 'error':
+        // The client throws on error frames; never reached.
+        break;
+    }
+  }
+  throw new Error("the server ended the output without the command's exit; run it again");
 }
 
 function commandExitCode(result: Pick<ExecResultBody, 'exitCode' | 'timedOut'>): number {

@@ -10,6 +10,7 @@ import { registerErrorHandling, toErrorResponse } from './http/error-handler.ts'
 import { registerHostGuard } from './http/host-guard.ts';
 import { registerWebUi } from './http/web-ui.ts';
 import './http/fastify-types.ts';
+import type { RunningExecs } from './http/exec-reply.ts';
 import type { RouteEntry } from './http/route-entry.ts';
 import { registerActivityRoutes } from './http/routes/activity.routes.ts';
 import { registerApiDocsRoutes } from './http/routes/api-docs.routes.ts';
@@ -115,8 +116,13 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerTargetRoutes(app, deps);
   registerActivityRoutes(app, deps);
   registerKeyRoutes(app, services);
-  registerCustomImageRoutes(app, services);
-  registerSandboxRoutes(app, services);
+  const runningExecs: RunningExecs = new Set();
+  // A streamed command outlives no server: stop them so close does not wait on their answers.
+  app.addHook('preClose', async () => {
+    await Promise.all([...runningExecs].map((running) => running.kill().catch(() => undefined)));
+  });
+  registerCustomImageRoutes(app, { ...services, runningExecs });
+  registerSandboxRoutes(app, { ...services, runningExecs });
   registerBaseImageRoutes(app, services);
   registerTerminalRoutes(app, { ...services, authTimeoutMs: deps.config.terminalAuthTimeoutMs });
   registerApiDocsRoutes(app, { routes, version: SANDCAST_VERSION });
@@ -162,6 +168,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     log,
     clock: deps.clock,
     broker: createGatewayBroker({ credentials: sshCredentials, endpoint: sshEndpoint, log }),
+    execOutputMaxBytes: deps.config.execOutputMaxBytes,
   });
   const terminalTokens = createTerminalTokensService({ store, setupSessions, clock: deps.clock });
   const apiKeys = createApiKeysService({ store });
@@ -184,7 +191,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
       sshIdentity: sshClientIdentity(deps.config.dataDir),
     }),
     customImages: createCustomImagesService({ store, loadEnvironment, setupSessions, log }),
-    sandboxes: createSandboxesService({ store, providers, loadEnvironment, log }),
+    sandboxes: createSandboxesService({ store, providers, loadEnvironment, log, execOutputMaxBytes: deps.config.execOutputMaxBytes }),
     baseImages: createBaseImagesService({
       store,
       providers,

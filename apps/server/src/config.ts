@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEPLOYMENT_MODES, type DeploymentMode, SandcastError } from '@sandcast/core';
+import { DEFAULT_EXEC_OUTPUT_MAX_BYTES } from '@sandcast/provider-sdk';
 
 /** Everything the server reads from its environment, with defaults applied. */
 export interface ServerConfig {
@@ -41,6 +42,8 @@ export interface ServerConfig {
   allowedHosts: string[];
   /** SANDCAST_PUBLIC_URL, default unset: the origin browsers reach an authenticated server at. */
   publicUrl: string | null;
+  /** SANDCAST_EXEC_OUTPUT_MAX_BYTES, default 4 MiB: output an exec JSON answer keeps per stream. */
+  execOutputMaxBytes: number;
 }
 
 /** Default of SANDCAST_IMAGE_IMPORT_MAX_BYTES: 8 GiB. */
@@ -92,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     ),
     allowedHosts: allowedHostsOf(env.SANDCAST_ALLOWED_HOSTS),
     publicUrl: publicUrlOf(env.SANDCAST_PUBLIC_URL),
+    execOutputMaxBytes: execOutputMaxBytes(env.SANDCAST_EXEC_OUTPUT_MAX_BYTES),
   };
   if (config.deploymentMode === 'local_trusted' && (config.allowedHosts.length > 0 || config.publicUrl)) {
     throw new SandcastError(
@@ -159,6 +163,21 @@ function sshPortOf(raw: string | undefined): number | null {
     throw new SandcastError('bad_request', `SANDCAST_SSH_PORT must be a port number (0-65535) or "off"; got "${raw}"`);
   }
   return port;
+}
+
+/** The JSON answer is built in memory: past 256 MiB a string no longer fits safely (use the stream). */
+const MAX_EXEC_OUTPUT_SETTING = 256 * 1024 * 1024;
+
+/** SANDCAST_EXEC_OUTPUT_MAX_BYTES: a byte count like the other size settings, bounded above. */
+function execOutputMaxBytes(raw: string | undefined): number {
+  const name = 'SANDCAST_EXEC_OUTPUT_MAX_BYTES';
+  const value = positiveBytes(raw, name, DEFAULT_EXEC_OUTPUT_MAX_BYTES);
+  if (value > MAX_EXEC_OUTPUT_SETTING)
+    throw new SandcastError(
+      'bad_request',
+      `${name} must be at most 256M; got "${raw}". For more output, stream it (Accept: application/x-ndjson)`,
+    );
+  return value;
 }
 
 function positiveSeconds(raw: string | undefined, name: string, fallback: number, unit = 'seconds'): number {

@@ -16,6 +16,7 @@ import {
   EnvironmentListSchema,
   EnvironmentRevisionListSchema,
   EnvironmentSchema,
+  EXEC_STREAM_CONTENT_TYPE,
   type ExecBody,
   ExecResultSchema,
   FinishSetupAnswerSchema,
@@ -40,6 +41,7 @@ import {
 import { z } from 'zod';
 import { baseImagesApi } from './base-images.ts';
 import { apiErrorFromAnswer, SandcastApiError, SandcastConnectionError } from './errors.ts';
+import { ExecStream } from './exec-stream.ts';
 
 export interface ClientOptions {
   /** e.g. http://127.0.0.1:7420 */
@@ -107,16 +109,23 @@ export class SandcastClient {
    * Sends a request whose body or answer is not JSON (archives, NDJSON progress). Error answers
    * still throw SandcastApiError; a successful Response is returned unread.
    */
-  async raw(method: Method, path: string, options: { body?: BodyInit; contentType?: string } = {}): Promise<Response> {
+  async raw(
+    method: Method,
+    path: string,
+    options: { body?: BodyInit; contentType?: string; accept?: string; signal?: AbortSignal } = {},
+  ): Promise<Response> {
     const headers: Record<string, string> = {};
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
     if (options.contentType) headers['content-type'] = options.contentType;
+    if (options.accept) headers.accept = options.accept;
+    if (this.csrfHeader && method !== 'GET') headers[CSRF_HEADER] = '1';
     let response: Response;
     try {
       response = await this.fetchImpl(this.baseUrl + path, {
         method,
         headers,
         body: options.body,
+        ...(options.signal ? { signal: options.signal } : {}),
         // Streams go up as they are read.
         ...(options.body instanceof ReadableStream ? { duplex: 'half' } : {}),
         ...(this.credentials ? { credentials: this.credentials } : {}),
@@ -126,6 +135,22 @@ export class SandcastClient {
     }
     if (!response.ok) throw apiErrorFromAnswer(response.status, await response.text());
     return response;
+  }
+
+  /** Starts a command whose output arrives as it runs (NDJSON frames); see `ExecStream`. */
+  private openExecStream(path: string, body: ExecBody, options: { signal?: AbortSignal | undefined }): ExecStream {
+    const controller = new AbortController();
+    options.signal?.addEventListener('abort', () => controller.abort(), { once: true });
+    return new ExecStream(
+      () =>
+        this.raw('POST', path, {
+          body: JSON.stringify(body),
+          contentType: 'application/json',
+          accept: EXEC_STREAM_CONTENT_TYPE,
+          signal: controller.signal,
+        }),
+      controller,
+    );
   }
 
   /** Base images a provider keeps itself (the local provider). */
@@ -176,8 +201,12 @@ export class SandcastClient {
       this.request('POST', fillPath(API_PATHS.setupSessions, { environmentId }), SetupSessionAnswerSchema, { body }),
     getSetup: (sessionId: string) => this.request('GET', fillPath(API_PATHS.setupSession, { sessionId }), SetupSessionAnswerSchema),
     changes: (sessionId: string) => this.request('GET', fillPath(API_PATHS.setupSessionChanges, { sessionId }), SetupChangesSchema),
+    /** Runs a command in the setup sandbox; the answer holds its output up to the server's cap per stream. */
     exec: (sessionId: string, body: ExecBody) =>
       this.request('POST', fillPath(API_PATHS.setupSessionExec, { sessionId }), ExecResultSchema, { body }),
+    /** Runs a command in the setup sandbox, its output arriving as it is produced. */
+    execStream: (sessionId: string, body: ExecBody, options: { signal?: AbortSignal } = {}) =>
+      this.openExecStream(fillPath(API_PATHS.setupSessionExec, { sessionId }), body, options),
     finish: (sessionId: string, body: { metadata?: Record<string, unknown> } = {}) =>
       this.request('POST', fillPath(API_PATHS.setupSessionFinish, { sessionId }), FinishSetupAnswerSchema, { body }),
     cancel: (sessionId: string, body: { reason?: string } = {}) =>
@@ -202,7 +231,11 @@ export class SandcastClient {
     create: (body: CreateSandboxBody) => this.request('POST', API_PATHS.sandboxes, SandboxSchema, { body }),
     get: (id: string) => this.request('GET', fillPath(API_PATHS.sandbox, { id }), SandboxSchema),
     delete: (id: string) => this.request('DELETE', fillPath(API_PATHS.sandbox, { id }), SandboxSchema),
+    /** Runs a command; the answer holds its output up to the server's cap per stream (see `truncated`). */
     exec: (id: string, body: ExecBody) => this.request('POST', fillPath(API_PATHS.sandboxExec, { id }), ExecResultSchema, { body }),
+    /** Runs a command, its output arriving as it is produced. */
+    execStream: (id: string, body: ExecBody, options: { signal?: AbortSignal } = {}) =>
+      this.openExecStream(fillPath(API_PATHS.sandboxExec, { id }), body, options),
   };
 
   async targets() {

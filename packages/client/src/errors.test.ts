@@ -15,6 +15,7 @@ function advice(error: SandcastApiError): string {
     case 'payload_too_large':
     case 'unsupported_media_type':
     case 'host_not_allowed':
+    case 'not_acceptable':
       return 'fix the request';
     case 'unauthorized':
     case 'forbidden':

@@ -1,6 +1,7 @@
 import { CUSTOM_IMAGE_KINDS, CUSTOM_IMAGE_STATUSES, SETUP_SESSION_STATUSES } from '@sandcast/core';
 import { z } from 'zod';
 import { ExecCommandSchema, ExecEnvSchema, SandboxPathSchema } from './exec-limits.ts';
+import { ExecTotalBytesSchema, ExecTruncatedSchema } from './exec-stream.ts';
 
 export const SetupSessionSchema = z.object({
   id: z.string(),
@@ -137,7 +138,15 @@ export const ExecBodySchema = z.strictObject({
 });
 export type ExecBody = z.infer<typeof ExecBodySchema>;
 
-export const ExecResultSchema = z.object({ exitCode: z.number().int(), stdout: z.string(), stderr: z.string(), timedOut: z.boolean() });
+/** The JSON answer of exec: output up to the server's cap per stream, with what the cap dropped. */
+export const ExecResultSchema = z.object({
+  exitCode: z.number().int(),
+  stdout: z.string(),
+  stderr: z.string(),
+  timedOut: z.boolean(),
+  truncated: ExecTruncatedSchema,
+  totalBytes: ExecTotalBytesSchema,
+});
 export type ExecResultBody = z.infer<typeof ExecResultSchema>;
 
 export const FinishSetupBodySchema = z.strictObject({ metadata: z.record(z.string(), z.unknown()).optional() });

@@ -14,6 +14,7 @@ export const HTTP_STATUS_BY_CODE: Record<ErrorCode, number> = {
   invalid_transition: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  not_acceptable: 406,
   capability_unsupported: 422,
   unprocessable: 422,
   provider_unavailable: 503,

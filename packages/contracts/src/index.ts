@@ -68,6 +68,17 @@ export {
 export type { ErrorCode, ErrorEnvelope, FieldIssue } from './errors.ts';
 export { ErrorCodeSchema, ErrorEnvelopeSchema, HTTP_STATUS_BY_CODE } from './errors.ts';
 export { EXEC_LIMITS, ExecCommandSchema, ExecEnvSchema, SandboxPathSchema, utf8Length } from './exec-limits.ts';
+export type { ExecErrorFrame, ExecExitFrame, ExecOutputFrame, ExecStreamFrame } from './exec-stream.ts';
+export {
+  EXEC_STREAM_CONTENT_TYPE,
+  ExecErrorFrameSchema,
+  ExecExitFrameSchema,
+  ExecStderrFrameSchema,
+  ExecStdoutFrameSchema,
+  ExecStreamFrameSchema,
+  ExecTotalBytesSchema,
+  ExecTruncatedSchema,
+} from './exec-stream.ts';
 export { formatBytes } from './format.ts';
 export type { HealthResponse } from './health.ts';
 export { HealthResponseSchema } from './health.ts';

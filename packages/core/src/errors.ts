@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   'invalid_transition',
   'payload_too_large',
   'unsupported_media_type',
+  'not_acceptable',
   'capability_unsupported',
   'unprocessable',
   'provider_unavailable',

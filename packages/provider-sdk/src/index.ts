@@ -3,6 +3,8 @@ export type { ProviderCapabilities, SetupConnectionType, TemplateKind } from './
 export { ON_HOST_PROVIDER_CAPABILITIES, SETUP_CONNECTION_TYPES, TEMPLATE_KINDS } from './capabilities.ts';
 export type { ProviderErrorCode } from './errors.ts';
 export { isProviderError, PROVIDER_ERROR_CODES, ProviderError } from './errors.ts';
+export type { CollectedExec, ExecChunk, ExecExit, ExecProcess, ExecSource, ExecStreamName } from './exec-output.ts';
+export { collectExecOutput, DEFAULT_EXEC_OUTPUT_MAX_BYTES, ExecOutput, utf8Boundary } from './exec-output.ts';
 export type {
   Availability,
   CapturedTemplate,

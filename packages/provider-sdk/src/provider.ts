@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { BaseImageStore } from './base-images.ts';
 import type { ProviderCapabilities, TemplateKind } from './capabilities.ts';
+import type { CollectedExec, ExecProcess } from './exec-output.ts';
 
 /** Environment config after the provider's schema parsed it, secrets decrypted. */
 export type ProviderConfig = Record<string, unknown>;
@@ -47,14 +48,15 @@ export interface ExecRequest {
   /** Default 60 000 ms. On timeout the whole process tree is killed. */
   timeoutMs?: number | undefined;
   stdin?: string | Buffer | undefined;
+  /**
+   * `exec` only: the most output kept per stream, default `DEFAULT_EXEC_OUTPUT_MAX_BYTES` (4 MiB).
+   * The rest is read and dropped (the command is never blocked by the cap) and counted.
+   */
+  maxOutputBytes?: number | undefined;
 }
 
-export interface ExecResult {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-  timedOut: boolean;
-}
+/** A finished command: its exit, its output up to the cap, and what the cap dropped. */
+export type ExecResult = CollectedExec;
 
 export interface PtyOptions {
   cols: number;
@@ -162,7 +164,14 @@ export interface SandboxProvider {
 
   create(request: CreateSandboxRequest): Promise<CreatedSandbox>;
   inspect(instanceId: string): Promise<InstanceInfo>;
+  /** Runs a command to completion; its output is capped per stream (`collectExecOutput`). */
   exec(instanceId: string, request: ExecRequest): Promise<ExecResult>;
+  /**
+   * Starts a command and hands its output over as it is produced, with backpressure: not reading
+   * `output` stops the command at its next write. The timeout kills the process tree and `exit`
+   * reports it; `kill()` does the same when the reader goes away.
+   */
+  execStream(instanceId: string, request: ExecRequest): Promise<ExecProcess>;
   openPty(instanceId: string, options: PtyOptions): Promise<PtyStream>;
   readFile(instanceId: string, path: string): Promise<Buffer>;
   writeFile(instanceId: string, path: string, data: Buffer, options?: WriteFileOptions): Promise<void>;

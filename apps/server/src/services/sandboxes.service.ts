@@ -1,7 +1,7 @@
 import type { ExecBody, ProbeAnswer } from '@sandcast/contracts';
 import { InvalidTransition, type Principal, type Sandbox, SandcastError } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
-import { isProviderError } from '@sandcast/provider-sdk';
+import { type ExecProcess, type ExecResult, isProviderError, type SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import { recordActivity } from './activity.service.ts';
@@ -22,6 +22,8 @@ export function createSandboxesService(deps: {
   providers: ProviderRegistry;
   loadEnvironment: EnvironmentContextLoader;
   log: FastifyBaseLogger;
+  /** Output an exec JSON answer keeps per stream; default the provider SDK's (4 MiB). */
+  execOutputMaxBytes?: number | undefined;
 }) {
   const { store } = deps;
 
@@ -44,6 +46,28 @@ export function createSandboxesService(deps: {
     return new SandcastError('conflict', `sandbox ${sandbox.id} was lost by its provider; delete it and create a new one`, {
       status: 'lost',
     });
+  };
+
+  const inRunningSandbox = async <T>(
+    id: string,
+    actor: Principal,
+    run: (provider: SandboxProvider, instanceId: string) => Promise<T>,
+  ): Promise<T> => {
+    const sandbox = await requireSandbox(id);
+    if (actor.role !== 'admin' && (actor.keyId === null || sandbox.createdByKeyId !== actor.keyId)) {
+      throw new SandcastError('forbidden', 'an agent key can run commands only in sandboxes it created');
+    }
+    if (sandbox.status !== 'running' || !sandbox.providerInstanceId) {
+      throw new SandcastError('conflict', `sandbox ${id} is ${sandbox.status}; commands run only in a running sandbox`, {
+        status: sandbox.status,
+      });
+    }
+    try {
+      return await run(providerOf(sandbox), sandbox.providerInstanceId);
+    } catch (error) {
+      if (isProviderError(error) && error.code === 'not_found') throw await markLost(sandbox);
+      throw error;
+    }
   };
 
   const create = async (environmentId: string, actor: Principal, options: { countAsUse: boolean; activity: boolean }) => {
@@ -139,23 +163,14 @@ export function createSandboxesService(deps: {
     },
 
     /** Agents may run commands only in sandboxes created with their own key. */
-    async exec(id: string, body: ExecBody, actor: Principal) {
-      const sandbox = await requireSandbox(id);
-      if (actor.role !== 'admin' && (actor.keyId === null || sandbox.createdByKeyId !== actor.keyId)) {
-        throw new SandcastError('forbidden', 'an agent key can run commands only in sandboxes it created');
-      }
-      if (sandbox.status !== 'running' || !sandbox.providerInstanceId) {
-        throw new SandcastError('conflict', `sandbox ${id} is ${sandbox.status}; commands run only in a running sandbox`, {
-          status: sandbox.status,
-        });
-      }
-      try {
-        return await providerOf(sandbox).exec(sandbox.providerInstanceId, body);
-      } catch (error) {
-        if (isProviderError(error) && error.code === 'not_found') throw await markLost(sandbox);
-        throw error;
-      }
-    },
+    exec: (id: string, body: ExecBody, actor: Principal): Promise<ExecResult> =>
+      inRunningSandbox(id, actor, (provider, instanceId) =>
+        provider.exec(instanceId, { ...body, maxOutputBytes: deps.execOutputMaxBytes }),
+      ),
+
+    /** The same command, its output handed over as it is produced (no cap: the reader paces it). */
+    execStream: (id: string, body: ExecBody, actor: Principal): Promise<ExecProcess> =>
+      inRunningSandbox(id, actor, (provider, instanceId) => provider.execStream(instanceId, body)),
 
     /** Boots a sandbox the way a run would, runs a short check, and tears it down. */
     async probe(environmentId: string, actor: Principal): Promise<ProbeAnswer> {

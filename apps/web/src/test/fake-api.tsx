@@ -14,7 +14,8 @@ export interface FakeAnswer {
   body: unknown;
 }
 
-type Handler = (request: { method: string; path: string; body: unknown }) => FakeAnswer | Promise<FakeAnswer>;
+/** A handler may answer a Response of its own (a stream, say) instead of a JSON body. */
+type Handler = (request: { method: string; path: string; body: unknown }) => FakeAnswer | Response | Promise<FakeAnswer | Response>;
 
 /**
  * A SandcastClient whose fetch answers from `routes` ("METHOD /path" → answer). Every request is
@@ -28,11 +29,12 @@ export function fakeClient(routes: Record<string, FakeAnswer | Handler>) {
     const body = init?.body ? JSON.parse(String(init.body)) : undefined;
     calls.push({ method, path: url.pathname + url.search, body, headers: (init?.headers ?? {}) as Record<string, string> });
     const route = routes[`${method} ${url.pathname}`];
-    const answer: FakeAnswer = !route
+    const answer: FakeAnswer | Response = !route
       ? { status: 404, body: { error: { code: 'not_found', message: `no route ${method} ${url.pathname}` } } }
       : typeof route === 'function'
         ? await route({ method, path: url.pathname, body })
         : route;
+    if (answer instanceof Response) return answer;
     return new Response(JSON.stringify(answer.body), { status: answer.status ?? 200, headers: { 'content-type': 'application/json' } });
   };
   const client = new SandcastClient({ baseUrl: 'http://sandcast.test', fetch: fetchImpl as typeof fetch, csrfHeader: true });

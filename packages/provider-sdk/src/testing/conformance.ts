@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isProviderError } from '../errors.ts';
 import type { ProviderConfig, PtyStream, SandboxProvider, TemplateRef } from '../provider.ts';
+import { execStreamChecks } from './exec-stream-checks.ts';
 
 export interface ConformanceOptions {
   /** Shown in the suite's name. */
@@ -128,7 +129,14 @@ export function describeProviderConformance(options: ConformanceOptions): void {
       expect((await provider.inspect(instanceId)).status).toBe('running');
 
       const ok = await provider.exec(instanceId, { command: ['sh', '-c', 'echo out; echo err >&2'] });
-      expect(ok).toEqual({ exitCode: 0, stdout: 'out\n', stderr: 'err\n', timedOut: false });
+      expect(ok).toEqual({
+        exitCode: 0,
+        stdout: 'out\n',
+        stderr: 'err\n',
+        timedOut: false,
+        truncated: { stdout: false, stderr: false },
+        totalBytes: { stdout: 4, stderr: 4 },
+      });
 
       const failed = await provider.exec(instanceId, { command: ['sh', '-c', 'exit 3'] });
       expect(failed.exitCode).toBe(3);
@@ -169,6 +177,8 @@ export function describeProviderConformance(options: ConformanceOptions): void {
       });
       expect(after.stdout.trim()).toBe('0');
     });
+
+    execStreamChecks({ test, provider: () => provider, createSandbox });
 
     test('files round-trip as bytes; a missing file is not_found', async () => {
       const { instanceId } = await createSandbox();

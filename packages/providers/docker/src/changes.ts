@@ -37,6 +37,8 @@ async function statPaths(
     cwd: '/',
     stdin: `${paths.join('\0')}\0`,
     timeoutMs: 120_000,
+    // A long change list is still one answer; the API's per-call cap is for command output.
+    maxOutputBytes: 64 * 1024 * 1024,
   });
   for (const record of answer.stdout.split('\0')) {
     const [t, size, ...rest] = record.split('\t');

@@ -17,7 +17,7 @@ import { DOCKER_RUNTIME_KNOBS, type DockerConfig, dockerConfigSchema } from './c
 import { defaultEngineAddress, EnginePool, engineMessage, PROVIDER_ID } from './connection.ts';
 import { createContainer, handleFor, inspectContainer, removeContainer } from './containers.ts';
 import { createDiskWatchdog, DEFAULT_DISK_CHECK_INTERVAL_MS } from './disk-limit.ts';
-import { runExec } from './exec.ts';
+import { runExec, startExec } from './exec.ts';
 import { exportWorkspace, importWorkspace, readFile, writeFile } from './files.ts';
 import { listCapturedImages, listManagedInstances } from './gc.ts';
 import { openPty } from './pty.ts';
@@ -105,6 +105,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
 
     inspect: (instanceId) => inspectContainer(pool, instanceId, context),
     exec: (instanceId, request) => runExec(handle(instanceId), request),
+    execStream: (instanceId, request) => startExec(handle(instanceId), request),
     openPty: (instanceId, ptyOptions) => openPty(handle(instanceId), ptyOptions),
     readFile: (instanceId, path) => readFile(handle(instanceId), path),
     writeFile: (instanceId, path, data, writeOptions) => writeFile(handle(instanceId), path, data, writeOptions),

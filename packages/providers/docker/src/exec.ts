@@ -1,5 +1,12 @@
-import type { ExecRequest, ExecResult } from '@sandcast/provider-sdk';
-import { ProviderError } from '@sandcast/provider-sdk';
+import {
+  collectExecOutput,
+  type ExecExit,
+  ExecOutput,
+  type ExecProcess,
+  type ExecRequest,
+  type ExecResult,
+  ProviderError,
+} from '@sandcast/provider-sdk';
 import type Docker from 'dockerode';
 import { WORKDIR } from './config.ts';
 import { ENGINE_CALL_DEADLINE_MS, PROVIDER_ID, statusOf, toProviderError, withDeadline } from './connection.ts';
@@ -10,9 +17,8 @@ export const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
 const DRAIN_AFTER_KILL_MS = 3_000;
 /** How long a timeout waits for the wrapper's pid line when the command timed out very early. */
 const PID_WAIT_MS = 2_000;
-/** Output beyond this is dropped (and said so) rather than held in memory. */
-const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
-
+/** Stdout chunks held back until the wrapper's pid line shows it ran (the engine's errors are short). */
+const HELD_STDOUT_CHUNKS = 16;
 /**
  * Every command runs under a tiny shell wrapper that first prints its own pid on stderr and then
  * execs the command. Docker starts exec processes as session leaders, so that pid is also the
@@ -23,27 +29,6 @@ const WRAPPER = `printf '${PID_MARKER}%s\\n' "$$" >&2; exec "$@"`;
 
 export function wrapCommand(command: string[]): string[] {
   return ['/bin/sh', '-c', WRAPPER, 'sandcast-exec', ...command];
-}
-
-/** Collects output up to a cap. */
-class OutputBuffer {
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
-  truncated = false;
-  push(chunk: Buffer): void {
-    if (this.size >= MAX_OUTPUT_BYTES) {
-      this.truncated = true;
-      return;
-    }
-    const room = MAX_OUTPUT_BYTES - this.size;
-    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-    if (part.length < chunk.length) this.truncated = true;
-    this.chunks.push(part);
-    this.size += part.length;
-  }
-  text(): string {
-    return Buffer.concat(this.chunks).toString('utf8') + (this.truncated ? '\n[sandcast: output truncated]\n' : '');
-  }
 }
 
 /**
@@ -151,14 +136,18 @@ export async function execStartError(error: unknown, handle: ContainerHandle): P
   });
 }
 
-/** Runs a command to completion: exit code, separated output, stdin, cwd, env, timeout. */
-export async function runExec(handle: ContainerHandle, request: ExecRequest): Promise<ExecResult> {
+/**
+ * Starts a command and streams its output: exit code, separated output, stdin, cwd, env, timeout.
+ * Backpressure reaches the command: while the output is not read, the attach stream is paused,
+ * the engine stops copying and the command blocks on its next write.
+ */
+export async function startExec(handle: ContainerHandle, request: ExecRequest): Promise<ExecProcess> {
   if (request.command.length === 0) {
     throw new ProviderError({ provider: PROVIDER_ID, code: 'invalid_config', message: 'exec needs a command' });
   }
   const hasStdin = request.stdin !== undefined;
   let exec: Docker.Exec;
-  let stream: NodeJS.ReadWriteStream;
+  let stream: NodeJS.ReadWriteStream & { destroy(): void };
   const entry = handle.gate?.enter(handle.container.id);
   try {
     exec = await handle.container.exec({
@@ -173,19 +162,38 @@ export async function runExec(handle: ContainerHandle, request: ExecRequest): Pr
     stream = (await withDeadline(exec.start({ hijack: true, stdin: hasStdin }), ENGINE_CALL_DEADLINE_MS, {
       action: 'start a command',
       engineUrl: handle.engineUrl,
-    })) as NodeJS.ReadWriteStream;
+    })) as NodeJS.ReadWriteStream & { destroy(): void };
     entry?.releaseWhenStarted(exec);
   } catch (error) {
     entry?.release();
     throw await execStartError(error, handle);
   }
 
-  const stdout = new OutputBuffer();
-  const stderr = new OutputBuffer();
-  const marker = new PidMarkerFilter((chunk) => stderr.push(chunk));
+  const output = new ExecOutput(stream);
+  // Until the wrapper's pid line is seen, stdout may be the engine's own error (a missing cwd):
+  // hold it back, then pass it on as stdout once the wrapper ran, or as stderr when it never did.
+  let heldStdout: Buffer[] | null = [];
+  const releaseStdout = (as: 'stdout' | 'stderr') => {
+    const held = heldStdout ?? [];
+    heldStdout = null;
+    for (const chunk of held) output.push(as, chunk);
+  };
+  const marker = new PidMarkerFilter((chunk) => {
+    if (heldStdout) releaseStdout('stdout');
+    output.push('stderr', chunk);
+  });
   const demux = new StreamDemuxer(
-    (chunk) => stdout.push(chunk),
-    (chunk) => marker.push(chunk),
+    (chunk) => {
+      if (heldStdout && marker.pid === null && heldStdout.length < HELD_STDOUT_CHUNKS) heldStdout.push(chunk);
+      else {
+        if (heldStdout) releaseStdout('stdout');
+        output.push('stdout', chunk);
+      }
+    },
+    (chunk) => {
+      marker.push(chunk);
+      if (heldStdout && marker.pid !== null) releaseStdout('stdout');
+    },
   );
   stream.on('data', (chunk: Buffer) => demux.push(chunk));
 
@@ -205,44 +213,61 @@ export async function runExec(handle: ContainerHandle, request: ExecRequest): Pr
     stream.end(data);
   }
 
-  const timeoutMs = request.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS;
   let timedOut = false;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), timeoutMs);
-  });
-  const outcome = await Promise.race([ended.then(() => 'ended' as const), timeout]);
-  clearTimeout(timer);
-
-  if (outcome === 'timeout') {
-    timedOut = true;
-    // A timeout shorter than the wrapper's start-up: give the pid line a moment to arrive.
-    for (let waited = 0; marker.pid === null && waited < PID_WAIT_MS; waited += 20) await new Promise((r) => setTimeout(r, 20));
-    if (marker.pid !== null) await killProcessGroup(handle, marker.pid).catch(() => undefined);
-    const drained = await Promise.race([
-      ended.then(() => true),
-      new Promise<boolean>((r) => setTimeout(() => r(false), DRAIN_AFTER_KILL_MS)),
-    ]);
-    if (!drained) (stream as unknown as { destroy(): void }).destroy();
-  }
-  marker.flush();
-  if (streamError !== undefined && !timedOut) {
-    throw toProviderError(streamError, { action: 'read command output', engineUrl: handle.engineUrl });
-  }
-
-  let exitCode: number | null = null;
-  try {
-    exitCode = await exitCodeOf(exec);
-  } catch (error) {
-    throw toProviderError(error, { action: 'read an exit code', engineUrl: handle.engineUrl });
-  }
-  // The wrapper never ran (a missing cwd, say): the engine wrote its own error to stdout.
-  const runtimeFailed = marker.pid === null && !timedOut && exitCode !== 0;
-  return {
-    // A killed command reports 137 (128 + SIGKILL), as a shell would.
-    exitCode: exitCode ?? (timedOut ? 137 : -1),
-    stdout: runtimeFailed ? '' : stdout.text(),
-    stderr: runtimeFailed ? stdout.text() + stderr.text() : stderr.text(),
-    timedOut,
+  let killed = false;
+  let killing: Promise<void> | null = null;
+  const killTree = () => {
+    killing ??= (async () => {
+      // A kill sooner than the wrapper's start-up: give the pid line a moment to arrive.
+      for (let waited = 0; marker.pid === null && waited < PID_WAIT_MS; waited += 20) await new Promise((r) => setTimeout(r, 20));
+      if (marker.pid !== null) await killProcessGroup(handle, marker.pid).catch(() => undefined);
+      const drain = setTimeout(() => stream.destroy(), DRAIN_AFTER_KILL_MS);
+      void ended.then(() => clearTimeout(drain));
+    })();
+    return killing;
   };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void killTree();
+  }, request.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS);
+
+  const exit = (async (): Promise<ExecExit> => {
+    await ended;
+    clearTimeout(timer);
+    marker.flush();
+    // The wrapper never ran (a missing cwd, say): the engine wrote its own error to stdout.
+    const runtimeFailed = marker.pid === null && !timedOut && !killed;
+    if (heldStdout) releaseStdout(runtimeFailed ? 'stderr' : 'stdout');
+    output.end();
+    if (streamError !== undefined && !timedOut && !killed) {
+      throw toProviderError(streamError, { action: 'read command output', engineUrl: handle.engineUrl });
+    }
+    let exitCode: number | null = null;
+    try {
+      exitCode = await exitCodeOf(exec);
+    } catch (error) {
+      throw toProviderError(error, { action: 'read an exit code', engineUrl: handle.engineUrl });
+    }
+    // A killed command reports 137 (128 + SIGKILL), as a shell would.
+    return { exitCode: exitCode ?? (timedOut || killed ? 137 : -1), timedOut };
+  })();
+  // A caller that only streams may never await `exit`; a failure then ends `output` with it.
+  exit.catch((error: unknown) => output.readable.destroy(error as Error));
+
+  return {
+    output: output.readable,
+    exit,
+    kill: async () => {
+      killed = true;
+      clearTimeout(timer);
+      // Nobody reads what is left: let it drain so the exec can finish.
+      output.discard();
+      await killTree();
+    },
+  };
+}
+
+/** Runs a command to completion, keeping at most `request.maxOutputBytes` of each stream. */
+export async function runExec(handle: ContainerHandle, request: ExecRequest): Promise<ExecResult> {
+  return collectExecOutput(await startExec(handle, request), { maxOutputBytes: request.maxOutputBytes });
 }

@@ -1,57 +1,67 @@
 import { spawn } from 'node:child_process';
-import type { ExecResult } from '@sandcast/provider-sdk';
+import { type ExecExit, ExecOutput, type ExecProcess } from '@sandcast/provider-sdk';
 
 export const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
 
 /**
- * Runs a command in its own process group and collects its output. On timeout the whole group
- * is killed, so background children die with it.
+ * Starts a command in its own process group and streams its output. On timeout, `kill()` or exit
+ * the whole group is killed, so background children die with it.
  */
-export function runProcess(options: {
+export function startProcess(options: {
   command: string[];
   cwd: string;
   env: Record<string, string>;
   stdin?: string | Buffer | undefined;
   timeoutMs?: number | undefined;
   track: (pid: number, done: Promise<void>) => void;
-}): Promise<ExecResult> {
-  return new Promise((resolve) => {
-    const [file, ...args] = options.command;
-    const child = spawn(file ?? 'true', args, { cwd: options.cwd, env: options.env, detached: true, stdio: 'pipe' });
-    const stdout: Buffer[] = [];
-    const stderr: Buffer[] = [];
-    let timedOut = false;
-    let settle: () => void = () => undefined;
-    const done = new Promise<void>((r) => {
-      settle = r;
-    });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child.pid);
-    }, options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS);
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(options.stdin ?? '');
+}): ExecProcess {
+  const [file, ...args] = options.command;
+  const child = spawn(file ?? 'true', args, { cwd: options.cwd, env: options.env, detached: true, stdio: 'pipe' });
+  const output = new ExecOutput(child.stdout, child.stderr);
+  let timedOut = false;
+  let closed = false;
+  let settle: () => void = () => undefined;
+  const done = new Promise<void>((r) => {
+    settle = r;
+  });
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup(child.pid);
+  }, options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS);
+  child.stdout.on('data', (chunk: Buffer) => output.push('stdout', chunk));
+  child.stderr.on('data', (chunk: Buffer) => output.push('stderr', chunk));
+  child.stdin.on('error', () => undefined);
+  child.stdin.end(options.stdin ?? '');
+  const exit = new Promise<ExecExit>((resolve) => {
     child.on('error', (error) => {
       clearTimeout(timer);
       settle();
-      resolve({ exitCode: 127, stdout: '', stderr: `${error.message}\n`, timedOut: false });
+      output.push('stderr', Buffer.from(`${error.message}\n`));
+      output.end();
+      resolve({ exitCode: 127, timedOut: false });
     });
     child.on('close', (code, signal) => {
+      closed = true;
       clearTimeout(timer);
       // Whatever the command left running in its group goes with it.
       killGroup(child.pid);
       settle();
-      resolve({
-        exitCode: code ?? (signal ? 128 + signalNumber(signal) : 1),
-        stdout: Buffer.concat(stdout).toString('utf8'),
-        stderr: Buffer.concat(stderr).toString('utf8'),
-        timedOut,
-      });
+      output.end();
+      resolve({ exitCode: code ?? (signal ? 128 + signalNumber(signal) : 1), timedOut });
     });
-    if (child.pid !== undefined) options.track(child.pid, done);
   });
+  if (child.pid !== undefined) options.track(child.pid, done);
+  return {
+    output: output.readable,
+    exit,
+    kill: async () => {
+      clearTimeout(timer);
+      // Once its pipes closed the group is gone and its number may be someone else's: leave it.
+      if (!closed) killGroup(child.pid);
+      // Nobody reads what is left: let the pipes drain so the child can be reaped.
+      output.discard();
+    },
+  };
 }
 
 export function killGroup(pid: number | undefined): void {

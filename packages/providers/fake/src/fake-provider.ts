@@ -5,6 +5,9 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
+  collectExecOutput,
+  type ExecProcess,
+  type ExecRequest,
   type ExecResult,
   type InstanceInfo,
   type ManagedInstance,
@@ -18,7 +21,7 @@ import {
 } from '@sandcast/provider-sdk';
 import { diffTrees } from './changes.ts';
 import { type FakeConfig, fakeConfigSchema } from './config.ts';
-import { killGroup, runProcess } from './exec.ts';
+import { killGroup, startProcess } from './exec.ts';
 import { hostPath } from './paths.ts';
 import { spawnPty } from './pty.ts';
 
@@ -136,6 +139,24 @@ export function createFakeProvider(options: FakeProviderOptions): FakeProvider {
     ...extra,
   });
 
+  const startExec = async (instanceId: string, request: ExecRequest): Promise<ExecProcess> => {
+    await readMeta(instanceId);
+    const cwd = hostPath(fsRoot(instanceId), request.cwd ?? '/workspace');
+    const processes = running.get(instanceId) ?? new Map<number, Promise<void>>();
+    running.set(instanceId, processes);
+    return startProcess({
+      command: request.command,
+      cwd,
+      env: baseEnv(instanceId, request.env),
+      stdin: request.stdin,
+      timeoutMs: request.timeoutMs,
+      track: (pid, done) => {
+        processes.set(pid, done);
+        void done.then(() => processes.delete(pid));
+      },
+    });
+  };
+
   return {
     id,
     displayName: options.displayName ?? 'Fake (tests)',
@@ -160,23 +181,10 @@ export function createFakeProvider(options: FakeProviderOptions): FakeProvider {
       }
     },
 
-    exec: async (instanceId, request): Promise<ExecResult> => {
-      await readMeta(instanceId);
-      const cwd = hostPath(fsRoot(instanceId), request.cwd ?? '/workspace');
-      const processes = running.get(instanceId) ?? new Map<number, Promise<void>>();
-      running.set(instanceId, processes);
-      return runProcess({
-        command: request.command,
-        cwd,
-        env: baseEnv(instanceId, request.env),
-        stdin: request.stdin,
-        timeoutMs: request.timeoutMs,
-        track: (pid, done) => {
-          processes.set(pid, done);
-          void done.then(() => processes.delete(pid));
-        },
-      });
-    },
+    exec: async (instanceId, request): Promise<ExecResult> =>
+      collectExecOutput(await startExec(instanceId, request), { maxOutputBytes: request.maxOutputBytes }),
+
+    execStream: (instanceId, request) => startExec(instanceId, request),
 
     openPty: async (instanceId, ptyOptions): Promise<PtyStream> => {
       requireCapability('pty', 'terminals');

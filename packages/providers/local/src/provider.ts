@@ -3,25 +3,27 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import type {
-  Availability,
-  CaptureRequest,
-  CreateSandboxRequest,
-  ExecRequest,
-  ExecResult,
-  FileChange,
-  InstanceInfo,
-  ManagedInstance,
-  ProviderContext,
-  PtyOptions,
-  PtyStream,
-  SandboxProvider,
-  SetupLease,
-  StartSetupRequest,
-  TemplateRef,
-  WriteFileOptions,
+import {
+  type Availability,
+  type CaptureRequest,
+  type CreateSandboxRequest,
+  collectExecOutput,
+  type ExecProcess,
+  type ExecRequest,
+  type ExecResult,
+  type FileChange,
+  type InstanceInfo,
+  type ManagedInstance,
+  ON_HOST_PROVIDER_CAPABILITIES,
+  type ProviderContext,
+  type PtyOptions,
+  type PtyStream,
+  type SandboxProvider,
+  type SetupLease,
+  type StartSetupRequest,
+  type TemplateRef,
+  type WriteFileOptions,
 } from '@sandcast/provider-sdk';
-import { ON_HOST_PROVIDER_CAPABILITIES } from '@sandcast/provider-sdk';
 import { asBaseImageStore } from './base-image-store.ts';
 import { captureSetup } from './capture.ts';
 import { type Cgroups, detectCgroups } from './cgroups.ts';
@@ -39,7 +41,7 @@ import { mountsUnder, unmount } from './overlay.ts';
 import { processStartTime, run, shellQuote } from './proc.ts';
 import { ptyStream } from './pty.ts';
 import { sandboxCommandLine, spawnInSandbox } from './runtime.ts';
-import { awaitProcess, type RawExecResult } from './sandbox-io.ts';
+import { awaitProcess, type RawExecResult, streamProcess } from './sandbox-io.ts';
 import { compileSeccompFilter } from './seccomp.ts';
 
 export interface LocalProviderOptions extends ProviderContext {
@@ -257,6 +259,28 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     }
   };
 
+  /** Starts a command in its own child cgroup; the group is removed (when empty) once it exits. */
+  const startIn = async (record: InstanceRecord, request: ExecRequest): Promise<ExecProcess> => {
+    if (request.command.length === 0) throw localError('invalid_config', 'exec needs a command');
+    const { cgroups, instances } = await ensureReady();
+    const group = `x${newId()}`;
+    const procsFiles = await cgroups.createChild(record.id, group);
+    const { maxOutputBytes: _cap, ...spawnRequest } = request;
+    let child: ReturnType<typeof spawnInSandbox>;
+    try {
+      child = spawnInSandbox(instances.spawnSpec(record, { ...spawnRequest, procsFiles, newSession: true }));
+    } catch (error) {
+      await cgroups.removeChild(record.id, group);
+      throw error;
+    }
+    return streamProcess(child, {
+      stdin: request.stdin,
+      timeoutMs: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      killTree: () => cgroups.kill(record.id, group, { reaped: true }),
+      cleanup: () => cgroups.removeChild(record.id, group),
+    });
+  };
+
   const streamFrom = async (
     record: InstanceRecord,
     command: string[],
@@ -314,17 +338,16 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
 
     async exec(instanceId: string, request: ExecRequest): Promise<ExecResult> {
       const record = await liveRecord(instanceId);
-      const result = await runIn(record, request);
+      const result = await collectExecOutput(await startIn(record, request), { maxOutputBytes: request.maxOutputBytes });
       // The init died while the command started or ran: its output is the runtime's, not the command's.
       const { instances } = await ensureReady();
-      if (result.exitCode !== 0 && (await instances.diedDuring(record, result.stderr.toString('utf8'))))
+      if (result.exitCode !== 0 && (await instances.diedDuring(record, result.stderr)))
         throw localError('not_found', `sandbox ${instanceId} stopped: ${await instances.initGone(record)}; create a new one`);
-      return {
-        exitCode: result.exitCode,
-        stdout: result.stdout.toString('utf8'),
-        stderr: result.stderr.toString('utf8'),
-        timedOut: result.timedOut,
-      };
+      return result;
+    },
+
+    async execStream(instanceId: string, request: ExecRequest): Promise<ExecProcess> {
+      return startIn(await liveRecord(instanceId), request);
     },
 
     async openPty(instanceId: string, ptyOptions: PtyOptions): Promise<PtyStream> {

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Readable } from 'node:stream';
+import { type ExecExit, ExecOutput, type ExecProcess } from '@sandcast/provider-sdk';
 
 /** Cap on captured exec output per stream; more is dropped and noted. */
 const OUTPUT_LIMIT = 64 * 1024 * 1024;
@@ -56,4 +57,67 @@ export function awaitProcess(
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.stdin ?? '');
   });
+}
+
+/**
+ * Streams a sandbox process's output with backpressure (the pipes pause while the reader lags).
+ * On timeout or `kill()`, `killTree` kills the process's whole cgroup; `cleanup` runs once the
+ * process is gone.
+ */
+export function streamProcess(
+  child: ChildProcess,
+  options: {
+    stdin?: string | Buffer | undefined;
+    timeoutMs: number;
+    killTree: () => Promise<void>;
+    cleanup: () => Promise<void>;
+  },
+): ExecProcess {
+  const pipes = [child.stdout, child.stderr].filter((pipe): pipe is Readable => pipe !== null);
+  const output = new ExecOutput(...pipes);
+  child.stdout?.on('data', (chunk: Buffer) => output.push('stdout', chunk));
+  child.stderr?.on('data', (chunk: Buffer) => output.push('stderr', chunk));
+  let timedOut = false;
+  // A killed command's exit is reported once its tree is gone and reaped, so the next command
+  // finds the sandbox's pids free again.
+  let killing: Promise<void> | null = null;
+  const killTree = () => {
+    killing ??= options.killTree();
+    return killing;
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void killTree();
+  }, options.timeoutMs);
+  const exit = new Promise<ExecExit>((resolve, reject) => {
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      output.end();
+      void options.cleanup();
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      output.end();
+      void (async () => {
+        await killing?.catch(() => undefined);
+        await options.cleanup();
+        resolve({ exitCode: timedOut ? 137 : exitCodeOf(code, signal), timedOut });
+      })();
+    });
+  });
+  // A caller that only streams may never await `exit`; its rejection is reported through `output`.
+  exit.catch((error: unknown) => output.readable.destroy(error as Error));
+  child.stdin?.on('error', () => undefined);
+  child.stdin?.end(options.stdin ?? '');
+  return {
+    output: output.readable,
+    exit,
+    kill: async () => {
+      clearTimeout(timer);
+      // Nobody reads what is left: let the pipes drain so the process can be reaped.
+      output.discard();
+      await killTree();
+    },
+  };
 }

@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import type { CustomImagesService } from '../../services/custom-images/custom-images.service.ts';
 import type { SetupSessionsService } from '../../services/custom-images/setup-sessions.service.ts';
 import type { SandboxesService } from '../../services/sandboxes.service.ts';
+import { type RunningExecs, replyExec } from '../exec-reply.ts';
 import { presentOverview, presentSession, presentTemplate } from '../present.ts';
 import { parse } from '../validate.ts';
 
@@ -19,7 +20,12 @@ type SessionParams = { sessionId: string };
 
 export function registerCustomImageRoutes(
   app: FastifyInstance,
-  deps: { customImages: CustomImagesService; setupSessions: SetupSessionsService; sandboxes: SandboxesService },
+  deps: {
+    customImages: CustomImagesService;
+    setupSessions: SetupSessionsService;
+    sandboxes: SandboxesService;
+    runningExecs: RunningExecs;
+  },
 ): void {
   const config = { access: 'admin', feature: 'environments' } as const;
   const { customImages, setupSessions } = deps;
@@ -47,9 +53,15 @@ export function registerCustomImageRoutes(
     setupSessions.changes(request.params.sessionId),
   );
 
-  app.post<{ Params: SessionParams }>(API_PATHS.setupSessionExec, { config }, (request) =>
-    setupSessions.exec(request.params.sessionId, parse(ExecBodySchema, request.body)),
-  );
+  // JSON, or NDJSON frames as the command runs (Accept: application/x-ndjson; docs/spec/exec-stream.md).
+  app.post<{ Params: SessionParams }>(API_PATHS.setupSessionExec, { config }, (request, reply) => {
+    const body = parse(ExecBodySchema, request.body);
+    return replyExec(request, reply, {
+      running: deps.runningExecs,
+      json: () => setupSessions.exec(request.params.sessionId, body),
+      stream: () => setupSessions.execStream(request.params.sessionId, body),
+    });
+  });
 
   app.post<{ Params: SessionParams }>(API_PATHS.setupSessionFinish, { config }, async (request) => {
     const body = parse(FinishSetupBodySchema, request.body ?? {});

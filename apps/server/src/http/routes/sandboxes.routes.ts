@@ -1,12 +1,13 @@
 import { API_PATHS, CreateSandboxBodySchema, ExecBodySchema } from '@sandcast/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { SandboxesService } from '../../services/sandboxes.service.ts';
+import { type RunningExecs, replyExec } from '../exec-reply.ts';
 import { presentSandbox } from '../present.ts';
 import { parse } from '../validate.ts';
 
 type IdParams = { id: string };
 
-export function registerSandboxRoutes(app: FastifyInstance, deps: { sandboxes: SandboxesService }): void {
+export function registerSandboxRoutes(app: FastifyInstance, deps: { sandboxes: SandboxesService; runningExecs: RunningExecs }): void {
   const admin = { access: 'admin', feature: 'environments' } as const;
   const { sandboxes } = deps;
 
@@ -26,7 +27,13 @@ export function registerSandboxRoutes(app: FastifyInstance, deps: { sandboxes: S
   );
 
   // Agents reach this one, for sandboxes created with their own key (checked by the service).
-  app.post<{ Params: IdParams }>(API_PATHS.sandboxExec, { config: { access: 'agent', feature: 'environments' } }, (request) =>
-    sandboxes.exec(request.params.id, parse(ExecBodySchema, request.body), request.principal!),
-  );
+  // JSON, or NDJSON frames as the command runs (Accept: application/x-ndjson; docs/spec/exec-stream.md).
+  app.post<{ Params: IdParams }>(API_PATHS.sandboxExec, { config: { access: 'agent', feature: 'environments' } }, (request, reply) => {
+    const body = parse(ExecBodySchema, request.body);
+    return replyExec(request, reply, {
+      running: deps.runningExecs,
+      json: () => sandboxes.exec(request.params.id, body, request.principal!),
+      stream: () => sandboxes.execStream(request.params.id, body, request.principal!),
+    });
+  });
 }

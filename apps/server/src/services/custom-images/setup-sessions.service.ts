@@ -12,7 +12,7 @@ import {
   setupSessionMachine,
 } from '@sandcast/core';
 import { isUniqueViolation, type Store } from '@sandcast/db';
-import type { ExecResult, SetupLease } from '@sandcast/provider-sdk';
+import type { ExecProcess, ExecResult, SetupLease } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, systemClock } from '../../clock.ts';
 import type { ProviderRegistry } from '../../providers/provider-registry.ts';
@@ -41,6 +41,8 @@ export interface SetupSessionsDeps {
   log: FastifyBaseLogger;
   clock?: Clock | undefined;
   broker?: ConnectionBroker | undefined;
+  /** Output an exec JSON answer keeps per stream; default the provider SDK's (4 MiB). */
+  execOutputMaxBytes?: number | undefined;
 }
 
 export type SetupSessionsService = ReturnType<typeof createSetupSessionsService>;
@@ -245,7 +247,13 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
 
     async exec(sessionId: string, body: ExecBody): Promise<ExecResult> {
       const session = await requireRunning(sessionId, 'commands run only while the setup is running');
-      return providerOf(session).exec(session.providerLeaseId, body);
+      return providerOf(session).exec(session.providerLeaseId, { ...body, maxOutputBytes: deps.execOutputMaxBytes });
+    },
+
+    /** The same command, its output handed over as it is produced (no cap: the reader paces it). */
+    async execStream(sessionId: string, body: ExecBody): Promise<ExecProcess> {
+      const session = await requireRunning(sessionId, 'commands run only while the setup is running');
+      return providerOf(session).execStream(session.providerLeaseId, body);
     },
 
     async changes(sessionId: string): Promise<SetupChanges> {
