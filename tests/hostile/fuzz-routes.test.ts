@@ -45,6 +45,10 @@ interface RouteContract {
  */
 const CONTRACTS: Record<string, RouteContract> = {
   [`GET ${API_PATHS.health}`]: {},
+  [`GET ${API_PATHS.openApiDocument}`]: {},
+  [`GET ${API_PATHS.apiDocs}`]: {},
+  [`GET ${API_PATHS.apiDocsAsset}`]: {},
+  [`GET ${API_PATHS.metrics}`]: {},
   [`GET ${API_PATHS.authSession}`]: {},
   [`POST ${API_PATHS.authSession}`]: { body: LoginBodySchema },
   [`DELETE ${API_PATHS.authSession}`]: {},

@@ -354,7 +354,8 @@ describe.skipIf(skip !== null)('hostile archives: image import (local provider)'
       expect(answer.status, answer.body).toBeGreaterThanOrEqual(400);
       expect(answer.status, answer.body).toBeLessThan(500);
       expect(answer.requestEnded, `${name}: answered only after the whole upload`).toBe(false);
-      expect(JSON.parse(answer.body).error.message).toMatch(name === 'host' ? /host.*exists/ : /name/);
+      // A NUL byte is refused at the edge for the whole query string, before the route reads it.
+      expect(JSON.parse(answer.body).error.message).toMatch(name === 'host' ? /host.*exists/ : name.includes('\0') ? /NUL/ : /name/);
     }
     expect((await readdir(path.join(t.dataDir, 'tmp')).catch(() => [])).filter((n) => n.startsWith('import-'))).toEqual([]);
   });

@@ -76,18 +76,12 @@ describe('the OpenAPI document', () => {
   });
 
   it('serves no file outside its fixed set', async () => {
-    for (const asset of [
-      'index.html',
-      'package.json',
-      '..%2F..%2Fpackage.json',
-      '%2e%2e',
-      'swagger-ui.css%00.js',
-      'constructor',
-      '__proto__',
-    ]) {
+    for (const asset of ['index.html', 'package.json', '..%2F..%2Fpackage.json', '%2e%2e', 'constructor', '__proto__']) {
       const answer = await t.fetch(`/api/docs/${asset}`);
       expect(answer.status, asset).toBe(404);
       expect(answer.body, asset).toMatchObject({ error: { code: 'not_found' } });
     }
+    // A NUL byte never reaches the route: the edge refuses it for every path.
+    expect((await t.fetch('/api/docs/swagger-ui.css%00.js')).status).toBe(400);
   });
 });

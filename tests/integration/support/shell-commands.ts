@@ -173,6 +173,10 @@ export function installedPackages(text: string): Set<string> {
  * add it with its package, and an install line for the package unless it is a base package.
  */
 const COMMAND_PACKAGES: Record<string, string> = {
+  // Decompressors image imports hand bzip2, xz and zstd archives to.
+  bzip2: 'bzip2',
+  xz: 'xz-utils',
+  zstd: 'zstd',
   // Base system (Priority required/important on Debian 12).
   bash: 'bash',
   sh: 'dash',

@@ -84,7 +84,9 @@ export function createEnvironmentsService({
     const resolved = resolveSecretPlaceholders(incoming, registered.secretPaths, currentOpen);
     const parsed = registered.provider.configSchema.safeParse(resolved);
     if (!parsed.success) {
-      throw new SandcastError('validation_failed', `the ${registered.provider.id} config is invalid: ${parsed.error.issues[0]?.message}`, {
+      const first = parsed.error.issues[0];
+      const where = first && first.path.length > 0 ? `config.${first.path.join('.')}: ` : '';
+      throw new SandcastError('validation_failed', `the ${registered.provider.id} config is invalid: ${where}${first?.message}`, {
         issues: configIssues(parsed.error),
       });
     }
