@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PtyStream } from '@sandcast/provider-sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { localConfigSchema } from '../src/index.ts';
 import { attackScript, DOCKER_DEFAULT_CAPS, escapesIn, KEPT_CAPABILITIES, restoreSysctls, snapshotSysctls } from '../src/testing.ts';
-import { BASE_CONFIG, requireLocal, type TempProvider, tempProvider } from './support.ts';
+import { BASE_CONFIG, localTest, requireLocal, type TempProvider, tempProvider } from './support.ts';
 
 /** Issue 10 findings 1, 7, 9 and 12 on the provider itself; the same attacks through the API are in tests/hostile. */
 describe('local provider containment', () => {
@@ -26,11 +26,7 @@ describe('local provider containment', () => {
     if (run) await temp.dispose();
   }, 60_000);
 
-  const test = (name: string, body: () => Promise<void>) =>
-    it(name, async (ctx) => {
-      if (!run) ctx.skip();
-      await body();
-    }, 60_000);
+  const test = localTest(() => run);
   const sh = (script: string, id = sandbox) => temp.provider.exec(id, { command: ['sh', '-c', script] });
   const record = async (id: string) =>
     JSON.parse(await readFile(join(temp.dataDir, 'providers/local/instances', id, 'instance.json'), 'utf8')) as {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import tar from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BASE_CONFIG, buildMiniRootfs, requireLocal, type TempProvider, tempProvider } from './support.ts';
+import { BASE_CONFIG, buildMiniRootfs, localTest, requireLocal, type TempProvider, tempProvider } from './support.ts';
 
 async function toBuffer(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -51,11 +51,7 @@ describe('local provider images', () => {
     await rm(work, { recursive: true, force: true });
   }, 60_000);
 
-  const test = (name: string, body: () => Promise<void>) =>
-    it(name, async (ctx) => {
-      if (!run) ctx.skip();
-      await body();
-    }, 60_000);
+  const test = localTest(() => run);
 
   const setup = async (source: import('@sandcast/provider-sdk').TemplateRef | null, script: string) => {
     const lease = await temp.provider.startInteractiveSetup({

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BASE_CONFIG, requireLocal, type TempProvider, tempProvider } from './support.ts';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { BASE_CONFIG, localTest, requireLocal, type TempProvider, tempProvider } from './support.ts';
 
 describe('local provider isolation', () => {
   let run = false;
@@ -28,11 +28,7 @@ describe('local provider isolation', () => {
     if (run) await temp.dispose();
   }, 60_000);
 
-  const test = (name: string, body: () => Promise<void>) =>
-    it(name, async (ctx) => {
-      if (!run) ctx.skip();
-      await body();
-    }, 60_000);
+  const test = localTest(() => run);
   const sh = (script: string, timeoutMs?: number) => temp.provider.exec(sandbox, { command: ['sh', '-c', script], timeoutMs });
 
   test('host processes are invisible', async () => {

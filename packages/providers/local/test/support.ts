@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { it } from 'vitest';
 import { createLocalProvider, type LocalProvider, type LocalProviderOptions } from '../src/index.ts';
 import { localSkipReason } from '../src/testing.ts';
 
@@ -68,4 +69,16 @@ export async function buildMiniRootfs(dir: string): Promise<void> {
     await copyFile(lib, join(dir, lib));
   }
   for (const sub of ['proc', 'dev', 'tmp', 'workspace', 'etc']) await mkdir(join(dir, sub), { recursive: true });
+}
+
+/**
+ * `it` for a suite that needs the local provider: skipped with the reason when requireLocal said it
+ * cannot run here (which it never says under CI=true, where it fails instead).
+ */
+export function localTest(runnable: () => boolean) {
+  return (name: string, body: () => Promise<void>) =>
+    it(name, async (ctx) => {
+      if (!runnable()) ctx.skip('the local provider cannot run on this machine (the reason is printed above)');
+      await body();
+    }, 60_000);
 }
