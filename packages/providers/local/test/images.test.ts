@@ -213,7 +213,7 @@ describe('local provider state across restarts and crashes', () => {
   it('images, layers and live sandboxes survive a restart; crash leftovers are removed on start', {
     timeout: 90_000,
   }, async (ctx) => {
-    if (!run) ctx.skip();
+    if (!run) ctx.skip('the local provider cannot run on this machine (the reason is printed above)');
     dataDir = await mkdtemp(join(tmpdir(), 'sandcast-local-restart-'));
     const first = await tempProvider({ dataDir });
     const lease = await first.provider.startInteractiveSetup({
