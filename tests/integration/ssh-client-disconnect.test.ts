@@ -3,7 +3,6 @@ import { connect } from 'node:net';
 import { SandcastClient } from '@sandcast/client';
 import ssh2 from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type WebSocket from 'ws';
 import { openSshProgram, SSH_CLIENT_OPTIONS } from './support/openssh.ts';
 import { type Ssh2Shell, ssh2Connect, ssh2Shell } from './support/ssh2-client.ts';
 import { attachTerminal, rawTerminalSocket, type TestTerminal } from './support/terminal-client.ts';
