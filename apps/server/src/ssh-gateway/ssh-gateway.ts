@@ -149,7 +149,7 @@ export function createSshGateway(deps: {
       channel.on('error', () => undefined);
       channel.stderr.on('error', () => undefined);
       channel.stderr.write(
-        `sandcast: this connection already has ${maxChannels} sessions open, the most one connection may hold ` +
+        `sandcast: this connection already has ${maxChannels} ${maxChannels === 1 ? 'session' : 'sessions'} open, the most one connection may hold ` +
           '(SANDCAST_SSH_MAX_CHANNELS_PER_CONNECTION); close one, or open another connection\r\n',
       );
       channel.exit(1);
