@@ -115,6 +115,17 @@ describe.skipIf(ssh.skipReason !== null)('SSH gateway under attack', () => {
     clock.advance(60_000);
   });
 
+  attack('fifty bad logins sent at once from one source are not all checked', async () => {
+    const attacker = '127.0.0.7';
+    const refusedBefore = t.logs.filter((line) => line.includes('ssh login refused: back-off')).length;
+    const outcomes = await Promise.all(Array.from({ length: 50 }, (_, i) => login(port, badToken(i), attacker)));
+    expect(outcomes.every((o) => o.outcome !== 'accepted')).toBe(true);
+    // The gateway logs every login it refused without looking at the credential.
+    const refusedUnchecked = t.logs.filter((line) => line.includes('ssh login refused: back-off')).length - refusedBefore;
+    expect(refusedUnchecked).toBe(50 - (FREE_FAILURES + 1));
+    clock.advance(60_000);
+  });
+
   attack('the OpenSSH client is told why it is refused', async () => {
     const attacker = '127.0.0.4';
     for (let i = 0; i <= FREE_FAILURES; i++) expect((await login(port, badToken(i), attacker)).outcome).toBe('checked');

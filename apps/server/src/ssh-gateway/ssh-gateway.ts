@@ -110,18 +110,21 @@ export function createSshGateway(deps: {
       connection.end();
       return;
     }
+    // Counted as a failure before the lookup and forgiven on success: logins sent in parallel from
+    // one source are handled one after another up to here, so they cannot all pass one check.
+    const state = throttle.failed(connection.source);
     let session: Awaited<ReturnType<typeof sessionFor>>;
     try {
       session = await sessionFor(ctx.username);
     } catch (error) {
-      // Not the client's fault (the database is unreachable): refused, not counted.
+      // Not the client's fault (the database is unreachable), but still counted: refused.
       log.warn({ err: error }, 'ssh authentication failed');
       if (!connection.closed) ctx.reject([]);
       return;
     }
+    if (session) throttle.succeeded(connection.source);
     if (connection.closed) return;
     if (!session) {
-      const state = throttle.failed(connection.source);
       ctx.reject([]);
       if (state.blockedUntil > 0) {
         log.warn({ source: connection.source, failures: state.failures }, 'ssh logins failing from one source: backing off');
@@ -129,7 +132,6 @@ export function createSshGateway(deps: {
       }
       return;
     }
-    throttle.succeeded(connection.source);
     connection.setupSessionId = session.id;
     ctx.accept();
   };
