@@ -20,8 +20,7 @@ export async function startHostileServer(options: Parameters<typeof startTestSer
     ...options,
     beforeListen: (app) => {
       app.addHook('onResponse', async (request, reply) => {
-        if (reply.statusCode >= 500)
-          serverErrors.push({ method: request.method, url: request.url.slice(0, 200), status: reply.statusCode });
+        if (reply.statusCode >= 500) serverErrors.push({ method: request.method, url: request.url.slice(0, 200), status: reply.statusCode });
       });
       options.beforeListen?.(app);
     },
@@ -34,20 +33,16 @@ export async function startHostileServer(options: Parameters<typeof startTestSer
  * (which must be none: a 5xx fails the attack).
  */
 export function attack(name: string, fn: (ctx: TestContext) => Promise<void> | void, timeout?: number): void {
-  test(
-    name,
-    async (ctx) => {
-      const before = serverErrors.length;
-      try {
-        await fn(ctx);
-      } finally {
-        const seen = serverErrors.slice(before);
-        ctx.task.meta.hostile = { serverErrors: seen.length };
-        if (seen.length > 0) {
-          throw new Error(`the server answered 5xx during this attack: ${seen.map((e) => `${e.status} ${e.method} ${e.url}`).join('; ')}`);
-        }
+  test(name, async (ctx) => {
+    const before = serverErrors.length;
+    try {
+      await fn(ctx);
+    } finally {
+      const seen = serverErrors.slice(before);
+      ctx.task.meta.hostile = { serverErrors: seen.length };
+      if (seen.length > 0) {
+        throw new Error(`the server answered 5xx during this attack: ${seen.map((e) => `${e.status} ${e.method} ${e.url}`).join('; ')}`);
       }
-    },
-    timeout,
-  );
+    }
+  }, timeout);
 }
