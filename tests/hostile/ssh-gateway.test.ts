@@ -203,4 +203,24 @@ describe.skipIf(ssh.skipReason !== null)('SSH gateway under attack', () => {
     // The server still serves.
     expect((await t.fetch('/api/health')).status).toBe(200);
   });
+
+  attack('port forwarding, remote forwarding and SFTP are refused, and the connection still serves a shell', async () => {
+    const { username } = await runningSetup(t.client);
+    const connection = await ssh2Connect({ port, username, localAddress: '127.0.0.8' });
+    const { client } = connection;
+    await expect(
+      new Promise((resolve, reject) =>
+        client.forwardOut('127.0.0.1', 1, '127.0.0.1', t.server.sshGateway!.port, (e, s) => (e ? reject(e) : resolve(s))),
+      ),
+    ).rejects.toThrow(/Channel open failure/);
+    await expect(
+      new Promise((resolve, reject) => client.forwardIn('127.0.0.1', 0, (e, p) => (e ? reject(e) : resolve(p)))),
+    ).rejects.toThrow(/Unable to bind|failed|refused/i);
+    await expect(new Promise((resolve, reject) => client.sftp((e, s) => (e ? reject(e) : resolve(s))))).rejects.toThrow();
+    const shell = await ssh2Shell(client);
+    shell.channel.write('echo "still-$((9*9))"\n');
+    await shell.output.waitFor('still-81');
+    client.end();
+    await connection.closed;
+  });
 });
