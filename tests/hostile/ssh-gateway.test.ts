@@ -223,4 +223,22 @@ describe.skipIf(ssh.skipReason !== null)('SSH gateway under attack', () => {
     client.end();
     await connection.closed;
   });
+
+  attack('absurd terminal sizes from an SSH client are held to 1000 and the shell works', async () => {
+    const { username } = await runningSetup(t.client);
+    const connection = await ssh2Connect({ port, username, localAddress: '127.0.0.9' });
+    const shell = await new Promise<ssh2.ClientChannel>((resolve, reject) =>
+      connection.client.shell({ term: 'xterm', cols: 100_000, rows: 0 }, (e, channel) => (e ? reject(e) : resolve(channel))),
+    );
+    const output = new TextCollector();
+    shell.on('data', (chunk: Buffer) => output.push(chunk));
+    shell.write('stty size\n');
+    await output.waitFor(/\b24 1000\b/);
+    shell.setWindow(4_000_000, 70_000, 0, 0);
+    const from = output.length;
+    shell.write('stty size\n');
+    await output.waitFor(/\b1000 1000\b/, { from });
+    connection.client.end();
+    await connection.closed;
+  });
 });

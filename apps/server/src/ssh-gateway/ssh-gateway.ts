@@ -33,6 +33,10 @@ interface Connection {
   end(): void;
 }
 
+/** A terminal dimension a client asked for, held to what the browser terminal accepts (1–1000). */
+const dimension = (value: number | undefined, fallback: number) =>
+  Number.isInteger(value) && value! >= 1 ? Math.min(value!, 1000) : fallback;
+
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 const backOffMessage = (source: string, verdict: Extract<ThrottleVerdict, { allowed: false }>) =>
   `Sandcast: ${verdict.failures} failed logins from ${source}; logins from this address are refused for another ${seconds(verdict.retryAfterMs)} s. ` +
@@ -198,7 +202,7 @@ export function createSshGateway(deps: {
     session.on(
       'window-change',
       guard('window-change', (acceptRequest: (() => void) | undefined, _reject: unknown, info: ssh2.WindowChangeInfo) => {
-        open?.resize(info.cols, info.rows);
+        open?.resize(dimension(info.cols, 80), dimension(info.rows, 24));
         acceptRequest?.();
       }),
     );
@@ -218,7 +222,8 @@ export function createSshGateway(deps: {
       const channel = acceptRequest();
       if (!channel) return release();
       channel.on('close', release);
-      const opening = openPty(connection, { cols: pty?.cols || 80, rows: pty?.rows || 24, term: pty?.term, command });
+      const size = { cols: dimension(pty?.cols, 80), rows: dimension(pty?.rows, 24) };
+      const opening = openPty(connection, { ...size, term: pty?.term, command });
       opening.then(
         (stream) => {
           open = stream;
