@@ -115,6 +115,17 @@ describe.skipIf(ssh.skipReason !== null)('SSH gateway under attack', () => {
     clock.advance(60_000);
   });
 
+  attack('fifty bad logins sent at once from one source are not all checked', async () => {
+    const attacker = '127.0.0.7';
+    const refusedBefore = t.logs.filter((line) => line.includes('ssh login refused: back-off')).length;
+    const outcomes = await Promise.all(Array.from({ length: 50 }, (_, i) => login(port, badToken(i), attacker)));
+    expect(outcomes.every((o) => o.outcome !== 'accepted')).toBe(true);
+    // The gateway logs every login it refused without looking at the credential.
+    const refusedUnchecked = t.logs.filter((line) => line.includes('ssh login refused: back-off')).length - refusedBefore;
+    expect(refusedUnchecked).toBe(50 - (FREE_FAILURES + 1));
+    clock.advance(60_000);
+  });
+
   attack('the OpenSSH client is told why it is refused', async () => {
     const attacker = '127.0.0.4';
     for (let i = 0; i <= FREE_FAILURES; i++) expect((await login(port, badToken(i), attacker)).outcome).toBe('checked');
@@ -191,5 +202,43 @@ describe.skipIf(ssh.skipReason !== null)('SSH gateway under attack', () => {
     await connection.closed;
     // The server still serves.
     expect((await t.fetch('/api/health')).status).toBe(200);
+  });
+
+  attack('port forwarding, remote forwarding and SFTP are refused, and the connection still serves a shell', async () => {
+    const { username } = await runningSetup(t.client);
+    const connection = await ssh2Connect({ port, username, localAddress: '127.0.0.8' });
+    const { client } = connection;
+    await expect(
+      new Promise((resolve, reject) =>
+        client.forwardOut('127.0.0.1', 1, '127.0.0.1', t.server.sshGateway!.port, (e, s) => (e ? reject(e) : resolve(s))),
+      ),
+    ).rejects.toThrow(/Channel open failure/);
+    await expect(
+      new Promise((resolve, reject) => client.forwardIn('127.0.0.1', 0, (e, p) => (e ? reject(e) : resolve(p)))),
+    ).rejects.toThrow(/Unable to bind|failed|refused/i);
+    await expect(new Promise((resolve, reject) => client.sftp((e, s) => (e ? reject(e) : resolve(s))))).rejects.toThrow();
+    const shell = await ssh2Shell(client);
+    shell.channel.write('echo "still-$((9*9))"\n');
+    await shell.output.waitFor('still-81');
+    client.end();
+    await connection.closed;
+  });
+
+  attack('absurd terminal sizes from an SSH client are held to 1000 and the shell works', async () => {
+    const { username } = await runningSetup(t.client);
+    const connection = await ssh2Connect({ port, username, localAddress: '127.0.0.9' });
+    const shell = await new Promise<ssh2.ClientChannel>((resolve, reject) =>
+      connection.client.shell({ term: 'xterm', cols: 100_000, rows: 0 }, (e, channel) => (e ? reject(e) : resolve(channel))),
+    );
+    const output = new TextCollector();
+    shell.on('data', (chunk: Buffer) => output.push(chunk));
+    shell.write('stty size\n');
+    await output.waitFor(/\b24 1000\b/);
+    shell.setWindow(4_000_000, 70_000, 0, 0);
+    const from = output.length;
+    shell.write('stty size\n');
+    await output.waitFor(/\b1000 1000\b/, { from });
+    connection.client.end();
+    await connection.closed;
   });
 });

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { SandcastClient } from '@sandcast/client';
+import { TEST_IMAGE } from '@sandcast/provider-docker/testing';
 import ssh2 from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type WebSocket from 'ws';
 import { openSshProgram, SSH_CLIENT_OPTIONS } from './support/openssh.ts';
 import { type Ssh2Shell, ssh2Connect, ssh2Shell } from './support/ssh2-client.ts';
 import { attachTerminal, rawTerminalSocket, type TestTerminal } from './support/terminal-client.ts';
@@ -28,7 +28,8 @@ describe.skipIf(ssh.skipReason !== null)('a client that goes away never ends the
   let checks = 0;
 
   const startSetup = async (provider: string) => {
-    const env = await client.environments.create({ name: `gone-${provider}-${sessions.length}`, provider, config: {} });
+    const config = provider === 'docker' ? { image: TEST_IMAGE } : {};
+    const env = await client.environments.create({ name: `gone-${provider}-${sessions.length}`, provider, config });
     const started = await client.customImages.startSetup(env.id);
     sessions.push(started.session.id);
     if (started.connectionPayload?.type !== 'ssh')
@@ -60,7 +61,7 @@ describe.skipIf(ssh.skipReason !== null)('a client that goes away never ends the
     await server?.stop();
   });
 
-  for (const provider of ['fake', 'local'] as const) {
+  for (const provider of ['fake', 'local', 'docker'] as const) {
     it(`[${provider}] survives kill -9 of ssh, end() and destroy() mid-session, a dropped handshake, a terminated WebSocket and a killed shell`, {
       timeout: 180_000,
     }, async (ctx) => {
@@ -133,7 +134,8 @@ describe.skipIf(ssh.skipReason !== null)('a client that goes away never ends the
       const viewer = await attachTerminal(server.url, await client.customImages.terminalSessionToken(session.id));
       viewer.type('echo "ws-up-$((40+4))"\r');
       await viewer.waitFor('ws-up-44');
-      (viewer.connection.socket as unknown as WebSocket).terminate();
+      // The `ws` socket under the client: cut the TCP connection without a close frame.
+      (viewer.connection.socket as unknown as { terminate(): void }).terminate();
       await viewer.connection.closed;
       const authenticating = rawTerminalSocket(server.url, (await client.customImages.terminalSessionToken(session.id)).websocketPath);
       await authenticating.opened;
@@ -144,7 +146,7 @@ describe.skipIf(ssh.skipReason !== null)('a client that goes away never ends the
 
       // 5. The shell itself killed by a signal: SSH reports the signal's name (or 128+n for one SSH
       // has no name for), the browser terminal closes with ssh_closed. On the local provider the
-      // shell runs under the sandbox's init, which exits 128+n itself.
+      // shell runs under the sandbox's init, which exits 128+n itself; Docker reports 128+n too.
       for (const [signal, expected] of [
         ['KILL', provider === 'fake' ? { code: null, signal: 'SIGKILL' } : { code: 128 + 9, signal: null }],
         ['VTALRM', { code: 128 + 26, signal: null }],
@@ -162,7 +164,7 @@ describe.skipIf(ssh.skipReason !== null)('a client that goes away never ends the
       });
       const killedExit = new Promise<number | null>((resolve) => killed.on('close', resolve));
       killed.stdin.write('kill -9 $$\n');
-      // OpenSSH exits 255 when the remote shell died of a signal; the local sandbox's init reports 137.
+      // OpenSSH exits 255 when the remote shell died of a signal; the local sandbox's init and Docker report 137.
       expect(await killedExit).toBe(provider === 'fake' ? 255 : 128 + 9);
       await stillServing('an OpenSSH session whose shell was killed');
       const terminal = await attachTerminal(server.url, await client.customImages.terminalSessionToken(session.id));

@@ -8,6 +8,7 @@ import { createMovableClock, loadConfig } from '@sandcast/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
 import { openSshProgram, runSsh, SSH_CLIENT_OPTIONS } from './support/openssh.ts';
+import { ssh2Connect, ssh2Shell } from './support/ssh2-client.ts';
 import { TextCollector } from './support/text-collector.ts';
 
 const ssh = openSshProgram('ssh');
@@ -116,6 +117,13 @@ describe('SSH gateway settings', () => {
     expect(() => loadConfig({ SANDCAST_SSH_PORT: 'ssh' })).toThrow(/SANDCAST_SSH_PORT must be a port number/);
     expect(loadConfig({ SANDCAST_SSH_PORT: 'off' }).sshPort).toBeNull();
     expect(loadConfig({}).sshPort).toBe(2222);
+    expect(loadConfig({}).sshMaxChannelsPerConnection).toBe(4);
+    expect(loadConfig({ SANDCAST_SSH_MAX_CHANNELS_PER_CONNECTION: '12' }).sshMaxChannelsPerConnection).toBe(12);
+    for (const bad of ['0', '-1', '1.5', 'many', '1001']) {
+      expect(() => loadConfig({ SANDCAST_SSH_MAX_CHANNELS_PER_CONNECTION: bad })).toThrow(
+        `SANDCAST_SSH_MAX_CHANNELS_PER_CONNECTION must be a whole number from 1 to 1000; got "${bad}"`,
+      );
+    }
 
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
@@ -126,6 +134,30 @@ describe('SSH gateway settings', () => {
       ).rejects.toThrow(new RegExp(`cannot listen on 127.0.0.1:${port}: the port is in use`));
     } finally {
       taken.close();
+    }
+  });
+});
+
+describe.skipIf(ssh.skipReason !== null)('SSH gateway session cap setting', () => {
+  it('honours SANDCAST_SSH_MAX_CHANNELS_PER_CONNECTION', async () => {
+    const t = await startTestServer({
+      database: testDatabases().find((d) => d.kind === 'pglite')!,
+      env: { SANDCAST_SSH_PORT: '0', SANDCAST_SSH_MAX_CHANNELS_PER_CONNECTION: '1' },
+    });
+    try {
+      await enableEnvironments(t.client);
+      const { payload } = await runningSetup(t.client);
+      const connection = await ssh2Connect({ port: t.server.sshGateway!.port, username: payload.username });
+      const first = await ssh2Shell(connection.client);
+      first.channel.write('echo "first-$((1+1))"\n');
+      await first.output.waitFor('first-2');
+      const second = await ssh2Shell(connection.client);
+      expect(await second.exit).toEqual({ code: 1, signal: null });
+      expect(second.output.value).toContain('this connection already has 1 session open, the most one connection may hold');
+      connection.client.end();
+      await connection.closed;
+    } finally {
+      await t.close();
     }
   });
 });

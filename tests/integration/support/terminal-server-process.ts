@@ -29,7 +29,8 @@ export interface ServerProcess {
 export async function startServerProcess(options: { env?: Record<string, string> } = {}): Promise<ServerProcess> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', SCRIPT], {
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, ...options.env },
+    // The test decides, not the developer's shell: no gateway and quiet logs unless asked for.
+    env: { ...process.env, SANDCAST_SSH_PORT: 'off', SANDCAST_LOG_LEVEL: 'warn', ...options.env },
   });
   let output = '';
   let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;

@@ -14,7 +14,7 @@ import type { GatewayCredentials } from './gateway-credentials.ts';
 import { LoginThrottle, type LoginThrottleOptions, sourceOf, type ThrottleVerdict } from './login-throttle.ts';
 
 /** Session channels (shells, commands) one connection may have open at once, unless configured. */
-export const DEFAULT_MAX_CHANNELS_PER_CONNECTION = 4;
+const DEFAULT_MAX_CHANNELS_PER_CONNECTION = 4;
 
 export interface SshGateway {
   listen(host: string, port: number): Promise<{ host: string; port: number }>;
@@ -34,6 +34,10 @@ interface Connection {
   guard: Guard;
   end(): void;
 }
+
+/** A terminal dimension a client asked for, held to what the browser terminal accepts (1–1000). */
+const dimension = (value: number | undefined, fallback: number) =>
+  Number.isInteger(value) && value! >= 1 ? Math.min(value!, 1000) : fallback;
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 const backOffMessage = (source: string, verdict: Extract<ThrottleVerdict, { allowed: false }>) =>
@@ -112,18 +116,21 @@ export function createSshGateway(deps: {
       connection.end();
       return;
     }
+    // Counted as a failure before the lookup and forgiven on success: logins sent in parallel from
+    // one source are handled one after another up to here, so they cannot all pass one check.
+    const state = throttle.failed(connection.source);
     let session: Awaited<ReturnType<typeof sessionFor>>;
     try {
       session = await sessionFor(ctx.username);
     } catch (error) {
-      // Not the client's fault (the database is unreachable): refused, not counted.
+      // Not the client's fault (the database is unreachable), but still counted: refused.
       log.warn({ err: error }, 'ssh authentication failed');
       if (!connection.closed) ctx.reject([]);
       return;
     }
+    if (session) throttle.succeeded(connection.source);
     if (connection.closed) return;
     if (!session) {
-      const state = throttle.failed(connection.source);
       ctx.reject([]);
       if (state.blockedUntil > 0) {
         log.warn({ source: connection.source, failures: state.failures }, 'ssh logins failing from one source: backing off');
@@ -131,7 +138,6 @@ export function createSshGateway(deps: {
       }
       return;
     }
-    throttle.succeeded(connection.source);
     connection.setupSessionId = session.id;
     ctx.accept();
   };
@@ -151,7 +157,7 @@ export function createSshGateway(deps: {
       channel.on('error', () => undefined);
       channel.stderr.on('error', () => undefined);
       channel.stderr.write(
-        `sandcast: this connection already has ${maxChannels} sessions open, the most one connection may hold ` +
+        `sandcast: this connection already has ${maxChannels} ${maxChannels === 1 ? 'session' : 'sessions'} open, the most one connection may hold ` +
           '(SANDCAST_SSH_MAX_CHANNELS_PER_CONNECTION); close one, or open another connection\r\n',
       );
       channel.exit(1);
@@ -198,7 +204,7 @@ export function createSshGateway(deps: {
     session.on(
       'window-change',
       guard('window-change', (acceptRequest: (() => void) | undefined, _reject: unknown, info: ssh2.WindowChangeInfo) => {
-        open?.resize(info.cols, info.rows);
+        open?.resize(dimension(info.cols, 80), dimension(info.rows, 24));
         acceptRequest?.();
       }),
     );
@@ -218,7 +224,8 @@ export function createSshGateway(deps: {
       const channel = acceptRequest();
       if (!channel) return release();
       channel.on('close', release);
-      const opening = openPty(connection, { cols: pty?.cols || 80, rows: pty?.rows || 24, term: pty?.term, command });
+      const size = { cols: dimension(pty?.cols, 80), rows: dimension(pty?.rows, 24) };
+      const opening = openPty(connection, { ...size, term: pty?.term, command });
       opening.then(
         (stream) => {
           open = stream;

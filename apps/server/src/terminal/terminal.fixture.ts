@@ -15,7 +15,7 @@ import { createSecretBox } from '../services/secrets.ts';
 import { handleTerminalSocket } from './terminal-socket.ts';
 
 /** What a source did, for the backpressure tests: every pause and resume of every PTY opened. */
-export interface SourceLog {
+interface SourceLog {
   calls: string[];
 }
 
@@ -44,7 +44,7 @@ function recording(fake: SandboxProvider, log: SourceLog): SandboxProvider {
  * A WebSocket as `handleTerminalSocket` sees one, driven by the test: `receive` delivers a client
  * frame, `sent` holds what the server sent, `closed` resolves with the server's close code.
  */
-export class FakeSocket extends EventEmitter {
+class FakeSocket extends EventEmitter {
   readonly OPEN = 1;
   readonly CLOSING = 2;
   readonly CLOSED = 3;
