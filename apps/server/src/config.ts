@@ -50,11 +50,11 @@ export interface ServerConfig {
 export const DEFAULT_IMAGE_IMPORT_MAX_BYTES = 8 * 1024 ** 3;
 
 /** Where `npm run build -w apps/web` writes the UI. */
-export const DEFAULT_WEB_DIST = fileURLToPath(new URL('../../web/dist/', import.meta.url));
+const DEFAULT_WEB_DIST = fileURLToPath(new URL('../../web/dist/', import.meta.url));
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
-export function isLoopbackHost(host: string): boolean {
+function isLoopbackHost(host: string): boolean {
   return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 

@@ -8,7 +8,7 @@ import ssh2 from 'ssh2';
  * beside it) when there is none. Used for the gateway's host key and for Sandcast's own SSH client
  * identity, both kept in the data directory so they survive restarts.
  */
-export async function loadOrCreateSshKey(file: string, comment: string): Promise<{ privateKey: string; publicKey: string }> {
+async function loadOrCreateSshKey(file: string, comment: string): Promise<{ privateKey: string; publicKey: string }> {
   try {
     const privateKey = await readFile(file, 'utf8');
     const publicKey = await readFile(`${file}.pub`, 'utf8').catch(() => publicKeyOf(privateKey, comment));

@@ -18,7 +18,7 @@ export function serializeRequestForLog(request: FastifyRequest) {
   };
 }
 
-export function redactQueryString(url: string): string {
+function redactQueryString(url: string): string {
   const query = url.indexOf('?');
   return query < 0 ? url : `${url.slice(0, query)}?[redacted]`;
 }

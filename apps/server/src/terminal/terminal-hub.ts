@@ -14,7 +14,7 @@ import { TerminalRefusal, type TerminalTokensService } from './terminal-tokens.s
 /** Above this many unsent bytes on any attached socket the source is paused… */
 export const BACKPRESSURE_HIGH_BYTES = 256 * 1024;
 /** …and it resumes once every socket is below this. */
-export const BACKPRESSURE_LOW_BYTES = 64 * 1024;
+const BACKPRESSURE_LOW_BYTES = 64 * 1024;
 /** Sockets attached to one shell at once (tabs of the same operator). */
 const MAX_VIEWERS_PER_SHELL = 8;
 /** setTimeout's ceiling; longer expiries are re-armed. */

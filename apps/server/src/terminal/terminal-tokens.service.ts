@@ -8,7 +8,7 @@ import type { SetupSessionsService } from '../services/custom-images/setup-sessi
 /** A refused terminal connection; the message is sent to the client as `{type:"error"}`. */
 export class TerminalRefusal extends Error {}
 
-export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 const connectionTypeOf = (session: SetupSession): 'pty' | 'ssh' => (session.connectionSummary.type === 'ssh' ? 'ssh' : 'pty');
 

@@ -12,7 +12,7 @@ import { WORKDIR } from './config.ts';
 import { ENGINE_CALL_DEADLINE_MS, PROVIDER_ID, statusOf, toProviderError, withDeadline } from './connection.ts';
 import type { ContainerHandle } from './containers.ts';
 
-export const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
+const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
 /** How long a killed command gets to close its streams before we stop waiting. */
 const DRAIN_AFTER_KILL_MS = 3_000;
 /** How long a timeout waits for the wrapper's pid line when the command timed out very early. */
@@ -27,7 +27,7 @@ const HELD_STDOUT_CHUNKS = 16;
 const PID_MARKER = 'sandcast-exec-pid=';
 const WRAPPER = `printf '${PID_MARKER}%s\\n' "$$" >&2; exec "$@"`;
 
-export function wrapCommand(command: string[]): string[] {
+function wrapCommand(command: string[]): string[] {
   return ['/bin/sh', '-c', WRAPPER, 'sandcast-exec', ...command];
 }
 

@@ -6,7 +6,7 @@ import type { ContainerHandle } from './containers.ts';
 import { execStartError, killProcessGroup } from './exec.ts';
 
 /** A login shell: bash where the image has it, else sh. */
-export const DEFAULT_PTY_COMMAND = ['/bin/sh', '-c', 'if command -v bash >/dev/null 2>&1; then exec bash -l; fi; exec sh -l'];
+const DEFAULT_PTY_COMMAND = ['/bin/sh', '-c', 'if command -v bash >/dev/null 2>&1; then exec bash -l; fi; exec sh -l'];
 
 /**
  * The PTY's command runs under a wrapper that prints its pid first (the terminal's process group:

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { type ExecExit, ExecOutput, type ExecProcess } from '@sandcast/provider-sdk';
 
-export const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
+const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
 
 /**
  * Starts a command in its own process group and streams its output. On timeout, `kill()` or exit
