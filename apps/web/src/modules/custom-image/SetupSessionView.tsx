@@ -1,7 +1,7 @@
 import { type ConnectionPayload, SETUP_SESSION_LABELS, type SetupSessionBody } from '@sandcast/contracts';
 import { useQuery } from '@tanstack/react-query';
 import { Check, Terminal, X } from 'lucide-react';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useClient } from '../../api/client-context.tsx';
 import { queryKeys } from '../../api/query-keys.ts';
 import { Button } from '../../components/Button.tsx';
@@ -66,6 +66,21 @@ export function SetupSessionView({
   const busy = capturing || actions.cancel.isPending;
   // The review follows the terminal: it refreshes once the shell's output goes quiet.
   const refreshReview = useQuietRefresh(() => void changes.refetch(), running && !capturing);
+  // Focus coming back into the panel from elsewhere on the page: the list may be stale.
+  const panelRef = useRef<HTMLDivElement>(null);
+  const refetchOnFocusRef = useRef(() => {});
+  refetchOnFocusRef.current = () => {
+    if (running && !capturing) void changes.refetch();
+  };
+  useEffect(() => {
+    const panel = panelRef.current;
+    if (!panel) return;
+    const onFocusIn = (event: FocusEvent) => {
+      if (!panel.contains(event.relatedTarget as Node | null)) refetchOnFocusRef.current();
+    };
+    panel.addEventListener('focusin', onFocusIn);
+    return () => panel.removeEventListener('focusin', onFocusIn);
+  }, []);
   const cancel = async () => {
     // Changes would be thrown away: ask first, as every other action does.
     const latest = running ? await changes.refetch() : null;
@@ -74,13 +89,7 @@ export function SetupSessionView({
   };
 
   return (
-    <div
-      className="space-y-4"
-      onFocus={(event) => {
-        // Focus coming back into the panel from elsewhere on the page: the list may be stale.
-        if (running && !capturing && !event.currentTarget.contains(event.relatedTarget as Node | null)) void changes.refetch();
-      }}
-    >
+    <div className="space-y-4" ref={panelRef}>
       <SessionStatusLine session={session} label={capturing ? SETUP_SESSION_LABELS.capturing : undefined} />
       {session.sourceTemplateId ? (
         <p className="text-sm text-zinc-300" data-testid="setup-source">

@@ -83,6 +83,19 @@ afterEach(() => vi.unstubAllGlobals());
 
 const state = () => screen.getByTestId('terminal-state').textContent;
 
+/** A terminal whose session the test moves into capture, as the panel does. */
+function Harness() {
+  const [capturing, setCapturing] = useState(false);
+  return (
+    <>
+      <button type="button" onClick={() => setCapturing(true)}>
+        capture
+      </button>
+      <BrowserTerminal sessionId="sess_1" autoOpen capturing={capturing} onUnavailable={() => {}} />
+    </>
+  );
+}
+
 describe('Browser terminal', () => {
   it('Ready to connect → Connecting → Connected; the token goes only in the first frame; output is written', async () => {
     const api = fakeClient({ [TOKEN_ROUTE]: token });
@@ -130,17 +143,6 @@ describe('Browser terminal', () => {
 
   it('during a capture the header says the terminal closed for it and offers no reconnect', async () => {
     const api = fakeClient({ [TOKEN_ROUTE]: token });
-    function Harness() {
-      const [capturing, setCapturing] = useState(false);
-      return (
-        <>
-          <button type="button" onClick={() => setCapturing(true)}>
-            capture
-          </button>
-          <BrowserTerminal sessionId="sess_1" autoOpen capturing={capturing} onUnavailable={() => {}} />
-        </>
-      );
-    }
     renderWithApi(<Harness />, api.client);
     await waitFor(() => expect(FakeSocket.last).not.toBeNull());
     const socket = FakeSocket.last!;
