@@ -5,7 +5,7 @@ import { type FormEvent, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { toast } from 'sonner';
 import { useClient } from '../api/client-context.tsx';
-import { errorMessage } from '../api/errors.ts';
+import { errorMessage, fieldErrors } from '../api/errors.ts';
 import { useEnvironment, useTargets } from '../api/queries.ts';
 import { queryKeys } from '../api/query-keys.ts';
 import { Breadcrumb } from '../components/Breadcrumb.tsx';
@@ -44,7 +44,7 @@ function ConfigEditor({ environment, target }: { environment: EnvironmentBody; t
     save.mutate();
   };
   return (
-    <form onSubmit={submit} aria-label="Configuration">
+    <form onSubmit={submit} aria-label="Configuration" noValidate>
       <Section
         id="configuration"
         title="Configuration"
@@ -70,7 +70,9 @@ function ConfigEditor({ environment, target }: { environment: EnvironmentBody; t
               onChange={(next) => {
                 setConfig(next);
                 setDirty(true);
+                if (save.isError) save.reset();
               }}
+              errors={save.isError ? fieldErrors(save.error, 'config') : {}}
             />
             <HostNetworkWarning config={config} />
           </div>
