@@ -7,7 +7,11 @@ const SIZES = {
   section: { frame: 'rounded-md', head: '', cell: 'px-3 py-1.5' },
 } as const;
 
-/** The house table: a scrolling frame, a header row of `columns`, and the caller's body rows. */
+/**
+ * The house table: a scrolling frame, a header row of `columns`, and the caller's body rows.
+ * Cells do not wrap, so on a narrow screen the frame scrolls sideways instead of squeezing or
+ * clipping the values.
+ */
 export function DataTable({
   label,
   columns,
@@ -22,7 +26,7 @@ export function DataTable({
   const style = SIZES[size];
   return (
     <div className={`overflow-x-auto border border-zinc-800 ${style.frame}`}>
-      <table className="w-full text-left text-sm" aria-label={label}>
+      <table className="w-full text-left text-sm whitespace-nowrap" aria-label={label}>
         <thead className={`bg-zinc-900 text-xs text-zinc-400 ${style.head}`}>
           <tr>
             {columns.map((column) => (

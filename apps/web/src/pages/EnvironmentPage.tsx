@@ -11,6 +11,7 @@ import { queryKeys } from '../api/query-keys.ts';
 import { Breadcrumb } from '../components/Breadcrumb.tsx';
 import { Button } from '../components/Button.tsx';
 import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
+import { CopyableId } from '../components/CopyButton.tsx';
 import { Section } from '../components/Section.tsx';
 import { ErrorState, Skeleton } from '../components/States.tsx';
 import { CustomImagePanel } from '../modules/custom-image/CustomImagePanel.tsx';
@@ -124,7 +125,7 @@ export function EnvironmentPage() {
             <span>
               <span className="text-zinc-400">Revision</span> <span className="font-mono">#{env.currentRevision.number}</span>
             </span>
-            <span className="font-mono text-xs text-zinc-400">{env.id}</span>
+            <CopyableId value={env.id} label="Copy environment id" />
           </p>
         </div>
         <Button variant="ghost" onClick={() => setConfirmDelete(true)} icon={<Trash2 aria-hidden className="size-4" />}>
