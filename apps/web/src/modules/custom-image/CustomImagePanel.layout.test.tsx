@@ -44,6 +44,14 @@ describe('Custom image panel: layout and words', () => {
     expect(within(table).queryByText('—')).toBeNull();
   });
 
+  it('history cells carry their column name, which a phone-sized screen stacks beside the value', async () => {
+    renderPanel({ ...active, [HISTORY]: { body: { templates: [template()] } } });
+    const table = await screen.findByRole('table', { name: 'Image history' });
+    expect(table.className).toContain('data-table');
+    const labels = [...table.querySelectorAll('tbody td')].map((td) => td.getAttribute('data-label'));
+    expect(labels).toEqual(['Status', 'Kind', 'Ref', 'Captured', 'Last used']);
+  });
+
   it('image history shows relative times with the exact second on hover', async () => {
     const a = new Date(Date.now() - 20_000).toISOString();
     const b = new Date(Date.now() - 50_000).toISOString();
