@@ -56,8 +56,9 @@ export function fieldHint(schema: JsonSchema): string | null {
   const parts: string[] = [];
   if (schema.description) parts.push(schema.description);
   const exclusive = schema.minimum === undefined && schema.exclusiveMinimum !== undefined;
-  const min = schema.minimum ?? schema.exclusiveMinimum;
-  const max = schema.maximum !== undefined && schema.maximum < 1e12 ? schema.maximum : undefined;
+  const rawMin = schema.minimum ?? schema.exclusiveMinimum;
+  const min = rawMin === undefined ? undefined : readable(rawMin);
+  const max = schema.maximum !== undefined && schema.maximum < 1e12 ? readable(schema.maximum) : undefined;
   const low = min === undefined ? null : exclusive ? `more than ${min}` : `at least ${min}`;
   if (low && max !== undefined) parts.push(exclusive ? `${low}, up to ${max}` : `${min} to ${max}`);
   else if (low) parts.push(low);
@@ -67,11 +68,15 @@ export function fieldHint(schema: JsonSchema): string | null {
   return parts.length ? parts.join(' · ') : null;
 }
 
+/** 1048576 → "1,048,576". */
+const readable = (n: number) => n.toLocaleString('en-US');
+
 /** "Default: 2", "On by default"; nothing for empty or structured defaults (they read as code). */
 function defaultWords(value: unknown): string | null {
   if (value === undefined || value === null || value === '') return null;
   if (typeof value === 'boolean') return value ? 'On by default' : 'Off by default';
-  if (typeof value === 'number' || typeof value === 'string') return `Default: ${value}`;
+  if (typeof value === 'number') return `Default: ${readable(value)}`;
+  if (typeof value === 'string') return `Default: ${value}`;
   return null;
 }
 
