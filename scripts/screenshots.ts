@@ -44,7 +44,13 @@ async function main(): Promise<void> {
     await shot(page, 'environment-create', { fullPage: true });
 
     const env = await server.client.environments.create({ name: 'build', provider: 'local', config: { cpu: 2 } });
-    await server.client.environments.create({ name: 'ci-runner', provider: 'local', config: { memoryMb: 2048 } });
+    // A second provider in the list where this machine has one (Docker with the suite's test image).
+    const docker = (await server.client.targets()).find((t) => t.provider === 'docker' && t.available);
+    await server.client.environments.create(
+      docker
+        ? { name: 'ci-runner', provider: 'docker', config: { image: 'sandcast-test/debian:bookworm' } }
+        : { name: 'ci-runner', provider: 'local', config: { memoryMb: 2048 } },
+    );
     await page.goto(`${server.url}/environments`);
     await see(page.getByRole('link', { name: 'build' }));
     await shot(page, 'environments');
