@@ -16,7 +16,7 @@ export function useSetupChanges(sessionId: string, enabled: boolean) {
 }
 
 /** How long the terminal must stay quiet before the review asks for the changes again. */
-export const QUIET_MS = 1200;
+const QUIET_MS = 1200;
 
 /**
  * A trigger to call on every burst of activity: `refresh` runs once activity has been quiet for
