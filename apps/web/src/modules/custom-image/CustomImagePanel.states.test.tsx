@@ -79,6 +79,22 @@ describe('Custom image panel: states between clicks', () => {
     expect(await within(review).findByText('/root/.config/tool/session')).toBeTruthy();
   });
 
+  it('the capture review refreshes when focus comes back into the panel from elsewhere', async () => {
+    let files: string[] = [];
+    renderPanel({
+      [OVERVIEW]: { body: overview({ activeSession: session() }) },
+      [SESSION]: { body: { session: session(), connectionPayload: null } },
+      [CHANGES]: () => changed(files),
+    });
+    const review = await screen.findByTestId('capture-review');
+    expect(await within(review).findByText(/No files changed yet/)).toBeTruthy();
+    files = ['/opt/tool/bin'];
+    // Moving focus within the panel is not a return; arriving from outside it is.
+    fireEvent.focusIn(screen.getByRole('button', { name: 'Finished' }), { relatedTarget: screen.getByRole('button', { name: 'Cancel' }) });
+    fireEvent.focusIn(screen.getByRole('button', { name: 'Finished' }), { relatedTarget: document.body });
+    expect(await within(review).findByText('/opt/tool/bin')).toBeTruthy();
+  });
+
   it('during capture: "Capturing template", the terminal is told, and "Setup finished" only once captured', async () => {
     const capture = held<FakeAnswer>();
     let finished = false;
