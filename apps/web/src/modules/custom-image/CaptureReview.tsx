@@ -83,7 +83,7 @@ export function CaptureReview({ sessionId, enabled }: { sessionId: string; enabl
         </Button>
       </div>
       <div className="p-3">
-        {!enabled ? (
+        {!enabled && !changes.data ? (
           <p className="text-sm text-zinc-400">The list of changed files appears once the setup sandbox is running.</p>
         ) : changes.isPending ? (
           <Skeleton lines={3} label="Loading changed files" />

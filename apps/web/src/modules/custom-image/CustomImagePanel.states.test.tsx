@@ -120,6 +120,9 @@ describe('Custom image panel: states between clicks', () => {
     expect(within(status).queryByText('Setup running')).toBeNull();
     expect(screen.getByTestId('browser-terminal').textContent).toContain('terminal capturing');
     expect(screen.queryByText(/Setup finished/)).toBeNull();
+    // The review keeps the last list, and asking for it again is off while the capture runs.
+    expect(within(screen.getByTestId('capture-review')).getByText('/opt/tool')).toBeTruthy();
+    expect((screen.getByRole('button', { name: 'Refresh list' }) as HTMLButtonElement).disabled).toBe(true);
 
     finished = true;
     capture.release({ body: { session: session({ status: 'promoted' }), template: template() } });

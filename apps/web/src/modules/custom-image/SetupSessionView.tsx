@@ -122,7 +122,8 @@ export function SetupSessionView({
         </p>
       ) : null}
       {running && payload?.type === 'ssh' ? <SshFallback payload={payload} /> : null}
-      {running || capturing ? <CaptureReview sessionId={session.id} enabled={running} /> : null}
+      {/* During the capture the list stays as it was last seen; it cannot change any more. */}
+      {running || capturing ? <CaptureReview sessionId={session.id} enabled={running && !capturing} /> : null}
       <div className="flex flex-wrap items-center gap-2">
         <Button
           variant="primary"
