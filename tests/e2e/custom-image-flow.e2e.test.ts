@@ -126,7 +126,8 @@ for (const c of CASES) {
       await seeSetupStatus(page, 'Setup running', 120_000);
 
       await writeInSetup(page, 'e2e-first.txt', 'first');
-      await seeInCaptureReview(page, /\/workspace\/e2e-first\.txt$/);
+      // Nobody clicks Refresh list: the review refreshes once the terminal's output goes quiet.
+      await see(page.getByTestId('capture-review').getByText(/\/workspace\/e2e-first\.txt$/), 30_000);
 
       await panel.getByRole('button', { name: 'Finished', exact: true }).click();
       await page.getByRole('alertdialog').getByRole('button', { name: 'Capture image', exact: true }).click();
@@ -173,6 +174,8 @@ for (const c of CASES) {
       await seeToast(page, 'Future runs will use the base provider configuration.');
       await see(panel.getByText('Not configured'));
       await see(panel.getByRole('table', { name: 'Image history' }).getByText('revoked'));
+      // The last capture's "Template captured" line went with the image.
+      expect(await panel.getByTestId('setup-status').count()).toBe(0);
 
       const templates = await server.client.customImages.history(environmentId);
       expect(templates.map((t) => t.status).sort()).toEqual(['revoked', 'superseded']);

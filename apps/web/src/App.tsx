@@ -123,7 +123,8 @@ export function App({ client, queryClient }: { client: SandcastClient; queryClie
         <BrowserRouter>
           <AppRoutes />
         </BrowserRouter>
-        <Toaster theme="dark" position="bottom-right" richColors closeButton toastOptions={{ duration: 6000 }} />
+        {/* At most three at once; toasts about one thing share an id, so a newer one replaces the older. */}
+        <Toaster theme="dark" position="bottom-right" richColors closeButton visibleToasts={3} toastOptions={{ duration: 6000 }} />
       </QueryClientProvider>
     </ClientProvider>
   );

@@ -22,6 +22,12 @@ export function useTargets() {
   return useQuery({ queryKey: queryKeys.targets, queryFn: () => client.targets(), staleTime: 30_000 });
 }
 
+/** The provider's one display name ("Local (namespaces)"), the same on every page; its id until targets load. */
+export function useProviderName(): (providerId: string) => string {
+  const targets = useTargets();
+  return (providerId) => targets.data?.find((t) => t.provider === providerId)?.displayName ?? providerId;
+}
+
 export function useEnvironments(enabled = true) {
   const client = useClient();
   return useQuery({ queryKey: queryKeys.environments, queryFn: () => client.environments.list(), enabled });

@@ -12,6 +12,7 @@ export function ConfirmDialog({
   title,
   description,
   confirmLabel,
+  cancelLabel = 'Cancel',
   danger = false,
   onConfirm,
   onCancel,
@@ -22,6 +23,8 @@ export function ConfirmDialog({
   title: string;
   description: ReactNode;
   confirmLabel: string;
+  /** The back-out button's words, when "Cancel" would be ambiguous. */
+  cancelLabel?: string;
   danger?: boolean;
   onConfirm: () => void;
   onCancel?: () => void;
@@ -51,7 +54,7 @@ export function ConfirmDialog({
           {children}
           <div className="mt-5 flex justify-end gap-2">
             <AlertDialog.Cancel asChild>
-              <Button>Cancel</Button>
+              <Button>{cancelLabel}</Button>
             </AlertDialog.Cancel>
             <AlertDialog.Action asChild>
               <Button

@@ -34,13 +34,17 @@ export function formatRelative(iso: string, now: number = Date.now()): string {
   return diff >= 0 ? `in ${words}` : `${words} ago`;
 }
 
-/** A timestamp people can read, with the exact instant on hover and for machines. */
+/**
+ * A timestamp people can read, with the exact instant (to the second) on hover and for machines.
+ * Relative times tick, so two captures a few seconds apart never read alike.
+ */
 export function Time({ iso, relative = false }: { iso: string; relative?: boolean }) {
+  const now = useNow(relative ? 15_000 : 3_600_000);
   const date = new Date(iso);
-  const absolute = date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  const exact = date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
   return (
-    <time dateTime={iso} title={date.toISOString()}>
-      {relative ? formatRelative(iso) : absolute}
+    <time dateTime={iso} title={exact}>
+      {relative ? formatRelative(iso, now) : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })}
     </time>
   );
 }

@@ -77,12 +77,13 @@ export function AppShell({ children }: { children: ReactNode }) {
   const environmentsOn = settings.data?.experimental.enableEnvironments ?? false;
   return (
     <div className="flex min-h-full flex-col md:flex-row">
-      <aside className="shrink-0 border-zinc-800 bg-zinc-950 md:w-56 md:border-r">
+      <aside className="shrink-0 border-b border-zinc-800 bg-zinc-950 md:w-56 md:border-r md:border-b-0">
         <div className="flex items-center gap-2 px-4 py-4">
           <img src="/favicon.svg" alt="" className="size-6" />
           <span className="text-base font-semibold tracking-tight text-white">Sandcast</span>
         </div>
-        <nav aria-label="Main" className="flex gap-1 overflow-x-auto px-2 pb-2 md:flex-col">
+        {/* Narrow screens: the items wrap inside the page margin instead of scrolling off its edge. */}
+        <nav aria-label="Main" className="flex flex-wrap gap-1 px-4 pb-2 md:flex-col md:px-2">
           {environmentsOn ? (
             <>
               <NavItem to="/environments" icon={<Layers aria-hidden className="size-4" />}>

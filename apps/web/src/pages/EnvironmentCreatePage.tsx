@@ -1,16 +1,17 @@
+import { CreateEnvironmentBodySchema } from '@sandcast/contracts';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { toast } from 'sonner';
 import { useClient } from '../api/client-context.tsx';
-import { errorMessage } from '../api/errors.ts';
+import { errorCode, errorMessage, fieldErrors } from '../api/errors.ts';
 import { useTargets } from '../api/queries.ts';
 import { queryKeys } from '../api/query-keys.ts';
 import { Breadcrumb } from '../components/Breadcrumb.tsx';
 import { Button } from '../components/Button.tsx';
 import { Section } from '../components/Section.tsx';
 import { ErrorState, Skeleton } from '../components/States.tsx';
-import { ConfigForm } from '../modules/environments/ConfigForm.tsx';
+import { ConfigForm, missingRequired } from '../modules/environments/ConfigForm.tsx';
 import { HostNetworkWarning } from '../modules/environments/HostNetworkWarning.tsx';
 import type { JsonSchema } from '../modules/environments/json-schema.ts';
 import { ProviderPicker } from '../modules/environments/ProviderPicker.tsx';
@@ -23,6 +24,8 @@ export function EnvironmentCreatePage() {
   const [name, setName] = useState('');
   const [provider, setProvider] = useState('');
   const [config, setConfig] = useState<Record<string, unknown>>({});
+  // The app's own checks, shown at their field once the operator has tried to submit.
+  const [checked, setChecked] = useState(false);
   const target = targets.data?.find((t) => t.provider === provider);
   const create = useMutation({
     mutationFn: () => client.environments.create({ name: name.trim(), provider, config }),
@@ -32,12 +35,31 @@ export function EnvironmentCreatePage() {
       navigate(`/environments/${env.id}`);
     },
   });
+  const nameProblem = CreateEnvironmentBodySchema.shape.name.safeParse(name.trim()).success
+    ? null
+    : name.trim() === ''
+      ? 'Required — give the environment a name.'
+      : 'Use 1–63 lowercase letters, digits, ".", "_" or "-", starting with a letter or digit.';
+  const configMissing = target ? missingRequired(target.configSchema as JsonSchema, config) : {};
+  // The server's answer names the field: a taken name, or a config field with its fix.
+  const serverFields = create.isError ? fieldErrors(create.error) : {};
+  const nameError =
+    (checked ? nameProblem : null) ??
+    (create.isError && errorCode(create.error) === 'conflict' ? errorMessage(create.error) : (serverFields.name ?? null));
+  const configErrors = { ...(create.isError ? fieldErrors(create.error, 'config') : {}), ...(checked ? configMissing : {}) };
+  const fieldLevel = nameError !== null || Object.keys(configErrors).length > 0;
   const submit = (event: FormEvent) => {
     event.preventDefault();
+    setChecked(true);
+    if (nameProblem || Object.keys(configMissing).length > 0) return;
     create.mutate();
   };
+  // An answer about the old input is stale once the input changes.
+  const edited = () => {
+    if (create.isError) create.reset();
+  };
   return (
-    <form onSubmit={submit} className="space-y-5" aria-label="Create environment">
+    <form onSubmit={submit} className="space-y-5" aria-label="Create environment" noValidate>
       <div>
         <Breadcrumb to="/environments" label="Environments" />
         <h1 className="text-xl font-semibold text-white">Create environment</h1>
@@ -50,14 +72,22 @@ export function EnvironmentCreatePage() {
           </label>
           <input
             id="env-name"
-            required
-            pattern="[a-z0-9][a-z0-9._\-]{0,62}"
+            aria-required
+            aria-invalid={nameError ? true : undefined}
             value={name}
-            onChange={(e) => setName(e.target.value)}
+            onChange={(e) => {
+              setName(e.target.value);
+              edited();
+            }}
             className="w-full rounded-md border border-zinc-700 bg-zinc-950 px-2.5 py-1.5 font-mono text-sm text-zinc-100"
             placeholder="build"
-            aria-describedby="env-name-hint"
+            aria-describedby={nameError ? 'env-name-error env-name-hint' : 'env-name-hint'}
           />
+          {nameError ? (
+            <p id="env-name-error" className="text-xs text-red-300" data-testid="name-error">
+              {nameError}
+            </p>
+          ) : null}
           <p id="env-name-hint" className="text-xs text-zinc-400">
             1–63 lowercase letters, digits, ".", "_" or "-".
           </p>
@@ -75,19 +105,33 @@ export function EnvironmentCreatePage() {
             onChange={(next) => {
               setProvider(next);
               setConfig({});
+              edited();
             }}
           />
         )}
       </Section>
       {target ? (
         <Section title={`${target.displayName} configuration`}>
-          <ConfigForm schema={target.configSchema as JsonSchema} value={config} onChange={setConfig} />
+          <ConfigForm
+            schema={target.configSchema as JsonSchema}
+            value={config}
+            onChange={(next) => {
+              setConfig(next);
+              edited();
+            }}
+            errors={configErrors}
+          />
           <HostNetworkWarning config={config} />
         </Section>
       ) : null}
-      {create.isError ? <ErrorState title="The environment was not created" error={create.error} /> : null}
+      {create.isError && !fieldLevel ? <ErrorState title="The environment was not created" error={create.error} /> : null}
+      {fieldLevel ? (
+        <p className="text-sm text-red-300" role="alert">
+          The environment was not created: fix the fields marked above.
+        </p>
+      ) : null}
       <div className="flex gap-2">
-        <Button type="submit" variant="primary" disabled={!provider || !name.trim() || create.isPending}>
+        <Button type="submit" variant="primary" disabled={!provider || create.isPending}>
           {create.isPending ? 'Creating…' : 'Create environment'}
         </Button>
         <Link to="/environments" className="rounded-md px-3 py-1.5 text-sm text-zinc-300 hover:bg-zinc-800">

@@ -5,12 +5,13 @@ import { type FormEvent, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { toast } from 'sonner';
 import { useClient } from '../api/client-context.tsx';
-import { errorMessage } from '../api/errors.ts';
+import { errorMessage, fieldErrors } from '../api/errors.ts';
 import { useEnvironment, useTargets } from '../api/queries.ts';
 import { queryKeys } from '../api/query-keys.ts';
 import { Breadcrumb } from '../components/Breadcrumb.tsx';
 import { Button } from '../components/Button.tsx';
 import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
+import { CopyableId } from '../components/CopyButton.tsx';
 import { Section } from '../components/Section.tsx';
 import { ErrorState, Skeleton } from '../components/States.tsx';
 import { CustomImagePanel } from '../modules/custom-image/CustomImagePanel.tsx';
@@ -44,7 +45,7 @@ function ConfigEditor({ environment, target }: { environment: EnvironmentBody; t
     save.mutate();
   };
   return (
-    <form onSubmit={submit} aria-label="Configuration">
+    <form onSubmit={submit} aria-label="Configuration" noValidate>
       <Section
         id="configuration"
         title="Configuration"
@@ -70,7 +71,9 @@ function ConfigEditor({ environment, target }: { environment: EnvironmentBody; t
               onChange={(next) => {
                 setConfig(next);
                 setDirty(true);
+                if (save.isError) save.reset();
               }}
+              errors={save.isError ? fieldErrors(save.error, 'config') : {}}
             />
             <HostNetworkWarning config={config} />
           </div>
@@ -122,7 +125,7 @@ export function EnvironmentPage() {
             <span>
               <span className="text-zinc-400">Revision</span> <span className="font-mono">#{env.currentRevision.number}</span>
             </span>
-            <span className="font-mono text-xs text-zinc-400">{env.id}</span>
+            <CopyableId value={env.id} label="Copy environment id" />
           </p>
         </div>
         <Button variant="ghost" onClick={() => setConfirmDelete(true)} icon={<Trash2 aria-hidden className="size-4" />}>

@@ -1,14 +1,13 @@
 import { Plus } from 'lucide-react';
 import { Link } from 'react-router';
-import { useEnvironments, useTargets } from '../api/queries.ts';
+import { useEnvironments, useProviderName } from '../api/queries.ts';
 import { DataTable } from '../components/DataTable.tsx';
 import { EmptyState, ErrorState, Skeleton } from '../components/States.tsx';
 import { Time } from '../components/time.tsx';
 
 export function EnvironmentsPage() {
   const environments = useEnvironments();
-  const targets = useTargets();
-  const providerName = (id: string) => targets.data?.find((t) => t.provider === id)?.displayName ?? id;
+  const providerName = useProviderName();
   const createLink = (
     <Link
       to="/environments/new"

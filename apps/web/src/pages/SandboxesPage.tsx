@@ -5,7 +5,7 @@ import { Link } from 'react-router';
 import { toast } from 'sonner';
 import { useClient } from '../api/client-context.tsx';
 import { errorMessage } from '../api/errors.ts';
-import { useEnvironments, useSandboxes } from '../api/queries.ts';
+import { useEnvironments, useProviderName, useSandboxes } from '../api/queries.ts';
 import { queryKeys } from '../api/query-keys.ts';
 import { Button } from '../components/Button.tsx';
 import { Section } from '../components/Section.tsx';
@@ -18,6 +18,7 @@ export function SandboxesPage() {
   const queryClient = useQueryClient();
   const sandboxes = useSandboxes();
   const environments = useEnvironments();
+  const providerName = useProviderName();
   const [environmentId, setEnvironmentId] = useState('');
   const [startedAt, setStartedAt] = useState(0);
   const chosen = environmentId || environments.data?.[0]?.id || '';
@@ -72,7 +73,7 @@ export function SandboxesPage() {
               >
                 {environments.data.map((e) => (
                   <option key={e.id} value={e.id}>
-                    {e.name} ({e.provider})
+                    {e.name} ({providerName(e.provider)})
                   </option>
                 ))}
               </select>

@@ -5,11 +5,11 @@ import { toast } from 'sonner';
 import { errorCode, errorDetails, errorMessage } from '../../api/errors.ts';
 import { Button } from '../../components/Button.tsx';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
-import { CopyableCode } from '../../components/CopyButton.tsx';
+import { CopyableId } from '../../components/CopyButton.tsx';
 import { Spinner } from '../../components/States.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { Time } from '../../components/time.tsx';
-import { KIND_LABEL, TOASTS } from './labels.ts';
+import { customImageToastId, KIND_LABEL, NOT_USED_YET, TOASTS } from './labels.ts';
 import type { CustomImageActions } from './use-custom-image-actions.ts';
 
 type Confirm = 'refresh' | 'rollback' | 'disable' | 'relink-drift' | null;
@@ -41,7 +41,8 @@ export function ActiveTemplateView({
   const [deleteArtefact, setDeleteArtefact] = useState(false);
   const [driftPaths, setDriftPaths] = useState<string[]>([]);
   const busy = actions.start.isPending || actions.rollback.isPending || actions.disable.isPending || actions.relink.isPending;
-  const unchanged = () => toast(TOASTS.unchanged);
+  const toastId = customImageToastId(template.environmentId);
+  const unchanged = () => toast(TOASTS.unchanged, { id: toastId });
 
   const relink = (confirmBootSourceDrift: boolean) =>
     actions.relink.mutate(confirmBootSourceDrift, {
@@ -54,7 +55,7 @@ export function ActiveTemplateView({
           setConfirm('relink-drift');
           return;
         }
-        toast.error('Relink failed', { description: errorMessage(error) });
+        toast.error('Relink failed', { id: toastId, description: errorMessage(error) });
       },
     });
 
@@ -91,12 +92,15 @@ export function ActiveTemplateView({
       <dl className="divide-y divide-zinc-800/60">
         <Row term="Provider">{providerName}</Row>
         <Row term="Image kind">{KIND_LABEL[template.kind]}</Row>
-        <Row term="Ref">{template.providerRef ? <CopyableCode value={template.providerRef} label="Copy image ref" /> : '—'}</Row>
+        <Row term="Ref">{template.providerRef ? <CopyableId value={template.providerRef} label="Copy image ref" /> : '—'}</Row>
+        <Row term="Image id">
+          <CopyableId value={template.id} label="Copy image id" />
+        </Row>
         <Row term="Captured">
-          <Time iso={template.capturedAt} />
+          <Time iso={template.capturedAt} relative />
         </Row>
         <Row term="Last used">
-          {template.lastUsedAt ? <Time iso={template.lastUsedAt} /> : <span className="text-zinc-400">Not used by a run yet</span>}
+          {template.lastUsedAt ? <Time iso={template.lastUsedAt} relative /> : <span className="text-zinc-400">{NOT_USED_YET}</span>}
         </Row>
         <Row term="Size">{formatBytes(template.sizeBytes, '—')}</Row>
       </dl>
@@ -112,7 +116,14 @@ export function ActiveTemplateView({
         >
           Rollback
         </Button>
-        <Button variant="danger" disabled={busy} onClick={() => setConfirm('disable')} icon={<Ban aria-hidden className="size-4" />}>
+        {/* Destructive, so quiet until confirmed: the red button lives in the confirmation. */}
+        <Button
+          variant="ghost"
+          className="text-red-300 hover:text-red-200"
+          disabled={busy}
+          onClick={() => setConfirm('disable')}
+          icon={<Ban aria-hidden className="size-4" />}
+        >
           Disable
         </Button>
         {busy ? (

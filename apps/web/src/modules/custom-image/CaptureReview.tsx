@@ -1,6 +1,7 @@
 import { formatBytes } from '@sandcast/contracts';
 import { useQuery } from '@tanstack/react-query';
 import { AlertTriangle, FileDiff, RotateCw } from 'lucide-react';
+import { useCallback, useEffect, useRef } from 'react';
 import { useClient } from '../../api/client-context.tsx';
 import { queryKeys } from '../../api/query-keys.ts';
 import { Button } from '../../components/Button.tsx';
@@ -14,9 +15,57 @@ export function useSetupChanges(sessionId: string, enabled: boolean) {
   return useQuery({ queryKey: queryKeys.setupChanges(sessionId), queryFn: () => client.customImages.changes(sessionId), enabled });
 }
 
+/** How long the terminal must stay quiet before the review asks for the changes again. */
+const QUIET_MS = 1200;
+
+/**
+ * A trigger to call on every burst of activity: `refresh` runs once activity has been quiet for
+ * `QUIET_MS`, so a long install asks for the list once at its end, not per line of output.
+ */
+export function useQuietRefresh(refresh: () => void, enabled: boolean): () => void {
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const refreshRef = useRef(refresh);
+  refreshRef.current = refresh;
+  const enabledRef = useRef(enabled);
+  enabledRef.current = enabled;
+  useEffect(
+    () => () => {
+      if (timer.current) clearTimeout(timer.current);
+    },
+    [],
+  );
+  return useCallback(() => {
+    if (timer.current) clearTimeout(timer.current);
+    timer.current = setTimeout(() => {
+      timer.current = null;
+      if (enabledRef.current) refreshRef.current();
+    }, QUIET_MS);
+  }, []);
+}
+
+/** Refreshes when the window comes back into focus or view (the operator worked elsewhere). */
+function useRefreshOnReturn(refresh: () => void, enabled: boolean) {
+  const refreshRef = useRef(refresh);
+  refreshRef.current = refresh;
+  useEffect(() => {
+    if (!enabled) return;
+    const onFocus = () => refreshRef.current();
+    const onVisible = () => {
+      if (document.visibilityState === 'visible') refreshRef.current();
+    };
+    window.addEventListener('focus', onFocus);
+    document.addEventListener('visibilitychange', onVisible);
+    return () => {
+      window.removeEventListener('focus', onFocus);
+      document.removeEventListener('visibilitychange', onVisible);
+    };
+  }, [enabled]);
+}
+
 /** What the capture would bake into the image: changed paths, and likely secrets to look at first. */
 export function CaptureReview({ sessionId, enabled }: { sessionId: string; enabled: boolean }) {
   const changes = useSetupChanges(sessionId, enabled);
+  useRefreshOnReturn(() => void changes.refetch(), enabled);
   return (
     <div className="rounded-md border border-zinc-800" data-testid="capture-review">
       <div className="flex items-center justify-between gap-2 border-b border-zinc-800 px-3 py-2">
@@ -34,7 +83,7 @@ export function CaptureReview({ sessionId, enabled }: { sessionId: string; enabl
         </Button>
       </div>
       <div className="p-3">
-        {!enabled ? (
+        {!enabled && !changes.data ? (
           <p className="text-sm text-zinc-400">The list of changed files appears once the setup sandbox is running.</p>
         ) : changes.isPending ? (
           <Skeleton lines={3} label="Loading changed files" />

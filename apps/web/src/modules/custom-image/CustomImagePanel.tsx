@@ -1,10 +1,11 @@
-import type { EnvironmentBody } from '@sandcast/contracts';
+import { type EnvironmentBody, SETUP_SESSION_LABELS } from '@sandcast/contracts';
 import { Wrench } from 'lucide-react';
 import { useCustomImageHistory, useCustomImageOverview } from '../../api/queries.ts';
 import { Button } from '../../components/Button.tsx';
 import { Section } from '../../components/Section.tsx';
 import { ErrorState, Skeleton, Spinner } from '../../components/States.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
+import { Elapsed } from '../../components/time.tsx';
 import { ActiveTemplateView } from './ActiveTemplateView.tsx';
 import { ImageHistory } from './ImageHistory.tsx';
 import { ACTIVE_SESSION_STATUSES } from './labels.ts';
@@ -84,11 +85,21 @@ function PanelBody({
   const canRollback = activeTemplate
     ? history.some((t) => t.status === 'superseded' && t.supersededByTemplateId === activeTemplate.id)
     : false;
-  // The end of the last session (captured, cancelled, expired, failed) stays in view until the next one.
-  const lastEnded = !session && latestSession && !ACTIVE_SESSION_STATUSES.has(latestSession.status) ? latestSession : null;
+  // The end of the last session (captured, cancelled, expired, failed) stays in view until the
+  // next one — except a capture whose image has since been disabled: "Template captured" above
+  // "Not configured" would contradict itself.
+  const lastEnded =
+    !session &&
+    latestSession &&
+    !ACTIVE_SESSION_STATUSES.has(latestSession.status) &&
+    !(latestSession.status === 'promoted' && !activeTemplate)
+      ? latestSession
+      : null;
+  const starting = !session && actions.start.isPending;
 
   return (
     <div className="space-y-5">
+      {starting ? <SetupStarting fromImage={Boolean(actions.start.variables)} startedAt={actions.start.submittedAt} /> : null}
       {session ? (
         <SetupSessionView key={session.id} session={session} actions={actions} browserTerminal={browserTerminal} />
       ) : (
@@ -124,6 +135,22 @@ function PanelBody({
         </>
       )}
       <ImageHistory templates={history} />
+    </div>
+  );
+}
+
+/** Between the click and the server's answer: the state as the product doc names it. */
+function SetupStarting({ fromImage, startedAt }: { fromImage: boolean; startedAt: number }) {
+  return (
+    <div className="space-y-2" data-testid="setup-starting">
+      <div className="flex flex-wrap items-center gap-x-3 gap-y-1 text-sm">
+        <span className="text-zinc-400">Status</span>
+        <StatusBadge tone="running">{SETUP_SESSION_LABELS.starting}</StatusBadge>
+      </div>
+      <p className="flex items-center gap-2 text-sm text-zinc-200" role="status">
+        <Spinner /> {fromImage ? 'Starting a refresh session from the active image…' : 'Starting the setup sandbox…'}{' '}
+        <Elapsed since={startedAt || Date.now()} />
+      </p>
     </div>
   );
 }

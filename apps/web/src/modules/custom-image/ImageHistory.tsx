@@ -1,8 +1,9 @@
 import type { CustomImageTemplateBody } from '@sandcast/contracts';
+import { CopyableId } from '../../components/CopyButton.tsx';
 import { DataTable } from '../../components/DataTable.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { Time } from '../../components/time.tsx';
-import { KIND_LABEL, templateTone } from './labels.ts';
+import { KIND_LABEL, NOT_USED_YET, templateTone } from './labels.ts';
 
 /** Every image of the environment, newest first: active, superseded, revoked, failed. */
 export function ImageHistory({ templates }: { templates: CustomImageTemplateBody[] }) {
@@ -18,13 +19,15 @@ export function ImageHistory({ templates }: { templates: CustomImageTemplateBody
               {t.failureReason ? <span className="ml-2 text-xs text-red-300">{t.failureReason}</span> : null}
             </td>
             <td className="px-3 py-1.5 text-zinc-200">{KIND_LABEL[t.kind]}</td>
-            <td className="max-w-[16rem] truncate px-3 py-1.5 font-mono text-xs text-zinc-300" title={t.providerRef ?? undefined}>
-              {t.providerRef ?? '—'}
+            <td className="max-w-[16rem] px-3 py-1.5">
+              {t.providerRef ? <CopyableId value={t.providerRef} label={`Copy ref of image ${t.id}`} /> : '—'}
             </td>
-            <td className="px-3 py-1.5 text-zinc-300">
-              <Time iso={t.capturedAt} />
+            <td className="px-3 py-1.5 whitespace-nowrap text-zinc-300">
+              <Time iso={t.capturedAt} relative />
             </td>
-            <td className="px-3 py-1.5 text-zinc-300">{t.lastUsedAt ? <Time iso={t.lastUsedAt} relative /> : '—'}</td>
+            <td className="px-3 py-1.5 whitespace-nowrap text-zinc-300">
+              {t.lastUsedAt ? <Time iso={t.lastUsedAt} relative /> : <span className="text-zinc-400">{NOT_USED_YET}</span>}
+            </td>
           </tr>
         ))}
       </DataTable>

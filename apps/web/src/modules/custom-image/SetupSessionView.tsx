@@ -1,7 +1,7 @@
-import type { ConnectionPayload, SetupSessionBody } from '@sandcast/contracts';
+import { type ConnectionPayload, SETUP_SESSION_LABELS, type SetupSessionBody } from '@sandcast/contracts';
 import { useQuery } from '@tanstack/react-query';
 import { Check, Terminal, X } from 'lucide-react';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useClient } from '../../api/client-context.tsx';
 import { queryKeys } from '../../api/query-keys.ts';
 import { Button } from '../../components/Button.tsx';
@@ -10,7 +10,7 @@ import { CopyableCode } from '../../components/CopyButton.tsx';
 import { Spinner } from '../../components/States.tsx';
 import { Elapsed } from '../../components/time.tsx';
 import { BrowserTerminal } from '../terminal/BrowserTerminal.tsx';
-import { CaptureReview, useSetupChanges } from './CaptureReview.tsx';
+import { CaptureReview, useQuietRefresh, useSetupChanges } from './CaptureReview.tsx';
 import { SessionStatusLine } from './SessionStatusLine.tsx';
 import type { CustomImageActions } from './use-custom-image-actions.ts';
 
@@ -51,6 +51,7 @@ export function SetupSessionView({
   const client = useClient();
   const [terminalUnavailable, setTerminalUnavailable] = useState(!browserTerminal);
   const [confirmFinish, setConfirmFinish] = useState(false);
+  const [confirmCancel, setConfirmCancel] = useState(false);
   const [captureStartedAt, setCaptureStartedAt] = useState<number | null>(null);
   const running = session.status === 'waiting_for_user';
   const capturing = session.status === 'capturing' || actions.finish.isPending;
@@ -63,10 +64,39 @@ export function SetupSessionView({
   const payload = setup.data?.connectionPayload ?? null;
   const changes = useSetupChanges(session.id, running);
   const busy = capturing || actions.cancel.isPending;
+  // The review follows the terminal: it refreshes once the shell's output goes quiet.
+  const refreshReview = useQuietRefresh(() => void changes.refetch(), running && !capturing);
+  // Focus coming back into the panel from elsewhere on the page: the list may be stale.
+  const panelRef = useRef<HTMLDivElement>(null);
+  const refetchOnFocusRef = useRef(() => {});
+  refetchOnFocusRef.current = () => {
+    if (running && !capturing) void changes.refetch();
+  };
+  useEffect(() => {
+    const panel = panelRef.current;
+    if (!panel) return;
+    const onFocusIn = (event: FocusEvent) => {
+      if (!panel.contains(event.relatedTarget as Node | null)) refetchOnFocusRef.current();
+    };
+    panel.addEventListener('focusin', onFocusIn);
+    return () => panel.removeEventListener('focusin', onFocusIn);
+  }, []);
+  const cancel = async () => {
+    // Changes would be thrown away: ask first, as every other action does.
+    const latest = running ? await changes.refetch() : null;
+    if (latest?.data?.changes.length) setConfirmCancel(true);
+    else actions.cancel.mutate(session.id);
+  };
 
   return (
-    <div className="space-y-4">
-      <SessionStatusLine session={session} />
+    <div className="space-y-4" ref={panelRef}>
+      <SessionStatusLine session={session} label={capturing ? SETUP_SESSION_LABELS.capturing : undefined} />
+      {session.sourceTemplateId ? (
+        <p className="text-sm text-zinc-300" data-testid="setup-source">
+          Refresh session: started from the active image <span className="font-mono text-xs">{session.sourceTemplateId}</span>. Finished
+          captures a new image that supersedes it.
+        </p>
+      ) : null}
       {session.status === 'starting' ? (
         <p className="flex items-center gap-2 text-sm text-zinc-200" role="status">
           <Spinner /> Starting the setup sandbox… <Elapsed since={Date.parse(session.createdAt)} />
@@ -77,8 +107,14 @@ export function SetupSessionView({
           <Spinner /> Capturing template… <Elapsed since={captureStartedAt ?? Date.parse(session.updatedAt)} />
         </p>
       ) : null}
-      {running && !terminalUnavailable ? (
-        <BrowserTerminal sessionId={session.id} autoOpen onUnavailable={() => setTerminalUnavailable(true)} />
+      {(running || capturing) && !terminalUnavailable ? (
+        <BrowserTerminal
+          sessionId={session.id}
+          autoOpen={running}
+          capturing={capturing}
+          onOutput={refreshReview}
+          onUnavailable={() => setTerminalUnavailable(true)}
+        />
       ) : null}
       {running && terminalUnavailable ? (
         <p className="rounded-md border border-zinc-700 bg-zinc-900 p-3 text-sm text-zinc-200" data-testid="no-browser-terminal">
@@ -86,7 +122,8 @@ export function SetupSessionView({
         </p>
       ) : null}
       {running && payload?.type === 'ssh' ? <SshFallback payload={payload} /> : null}
-      {running || capturing ? <CaptureReview sessionId={session.id} enabled={running} /> : null}
+      {/* During the capture the list stays as it was last seen; it cannot change any more. */}
+      {running || capturing ? <CaptureReview sessionId={session.id} enabled={running && !capturing} /> : null}
       <div className="flex flex-wrap items-center gap-2">
         <Button
           variant="primary"
@@ -105,13 +142,23 @@ export function SetupSessionView({
         <Button
           variant="secondary"
           disabled={busy || session.status === 'capturing'}
-          onClick={() => actions.cancel.mutate(session.id)}
+          onClick={() => void cancel()}
           icon={<X aria-hidden className="size-4" />}
         >
           {actions.cancel.isPending ? 'Cancelling…' : 'Cancel'}
         </Button>
         {!running && !capturing ? <span className="text-xs text-zinc-400">Finished is available once the setup is running.</span> : null}
       </div>
+      <ConfirmDialog
+        open={confirmCancel}
+        onOpenChange={setConfirmCancel}
+        danger
+        title="Cancel this setup session?"
+        description={`The setup sandbox is destroyed with its ${changes.data?.changes.length ?? 0} changed path${changes.data?.changes.length === 1 ? '' : 's'}. The active image stays as it is.`}
+        confirmLabel="Cancel setup"
+        cancelLabel="Keep working"
+        onConfirm={() => actions.cancel.mutate(session.id)}
+      />
       <ConfirmDialog
         open={confirmFinish}
         onOpenChange={setConfirmFinish}

@@ -39,6 +39,12 @@ export const KIND_LABEL: Record<CustomImageTemplateBody['kind'], string> = {
   provider_template: 'Provider template',
 };
 
+/** What "Last used" says of an image no run has booted from, the same in every place. */
+export const NOT_USED_YET = 'Not used by a run yet';
+
+/** The id every custom image toast of one environment shares, so they merge instead of piling up. */
+export const customImageToastId = (environmentId: string) => `custom-image:${environmentId}`;
+
 /** The toasts that say what the next run boots from. */
 export const TOASTS = {
   promoted: 'Future runs can use the promoted template.',

@@ -22,11 +22,14 @@ export function ConfigForm({
   value,
   onChange,
   idPrefix = 'config',
+  errors = {},
 }: {
   schema: JsonSchema;
   value: Config;
   onChange: (next: Config) => void;
   idPrefix?: string;
+  /** Messages by field path ("image", "resources.cpu"), shown at their field. */
+  errors?: Record<string, string>;
 }) {
   const properties = Object.entries(schema.properties ?? {});
   if (properties.length === 0) return <p className="text-sm text-zinc-400">This provider has no settings.</p>;
@@ -41,10 +44,33 @@ export function ConfigForm({
           value={value[name]}
           onChange={(v) => onChange(setKey(value, name, v))}
           idPrefix={idPrefix}
+          error={errors[name]}
+          nestedErrors={nested(errors, name)}
         />
       ))}
     </div>
   );
+}
+
+/** The messages under `name.`, with that prefix taken off. */
+function nested(errors: Record<string, string>, name: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [path, message] of Object.entries(errors)) if (path.startsWith(`${name}.`)) out[path.slice(name.length + 1)] = message;
+  return out;
+}
+
+/** The app's own check before sending: required fields left empty, with the field's hint as the fix. */
+export function missingRequired(schema: JsonSchema, value: Config): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of schema.required ?? []) {
+    const field = schema.properties?.[name];
+    if (!field || field.default !== undefined) continue;
+    const v = value[name];
+    if (v === undefined || v === '') {
+      out[name] = `Required${field.description ? ` — ${field.description}` : ''}`;
+    }
+  }
+  return out;
 }
 
 function Field({
@@ -54,6 +80,8 @@ function Field({
   value,
   onChange,
   idPrefix,
+  error,
+  nestedErrors,
 }: {
   name: string;
   schema: JsonSchema;
@@ -61,6 +89,8 @@ function Field({
   value: unknown;
   onChange: (v: unknown) => void;
   idPrefix: string;
+  error: string | undefined;
+  nestedErrors: Record<string, string>;
 }) {
   const id = `${idPrefix}-${name}-${useId()}`;
   const kind = fieldKind(schema);
@@ -77,7 +107,13 @@ function Field({
       {hint}
     </p>
   ) : null;
-  const describedBy = hint ? `${id}-hint` : undefined;
+  const errorEl = error ? (
+    <p id={`${id}-error`} className="text-xs text-red-300" data-testid={`field-error-${name}`}>
+      {error}
+    </p>
+  ) : null;
+  const describedBy = [error ? `${id}-error` : null, hint ? `${id}-hint` : null].filter(Boolean).join(' ') || undefined;
+  const invalid = error ? true : undefined;
 
   switch (kind) {
     case 'object':
@@ -89,7 +125,9 @@ function Field({
             value={(value as Config | undefined) ?? {}}
             onChange={(next) => onChange(Object.keys(next).length ? next : undefined)}
             idPrefix={`${idPrefix}-${name}`}
+            errors={nestedErrors}
           />
+          {errorEl}
         </fieldset>
       );
     case 'boolean':
@@ -101,9 +139,11 @@ function Field({
             checked={value === true}
             onChange={(e) => onChange(e.target.checked)}
             aria-describedby={describedBy}
+            aria-invalid={invalid}
           />
           {labelEl}
           {hintEl}
+          {errorEl}
         </div>
       );
     case 'enum':
@@ -116,6 +156,7 @@ function Field({
             value={value === undefined ? '' : String(value)}
             onChange={(e) => onChange(e.target.value === '' ? undefined : e.target.value)}
             aria-describedby={describedBy}
+            aria-invalid={invalid}
           >
             <option value="">{schema.default !== undefined ? `Default (${String(schema.default)})` : 'Not set'}</option>
             {schema.enum!.map((option) => (
@@ -124,6 +165,7 @@ function Field({
               </option>
             ))}
           </select>
+          {errorEl}
           {hintEl}
         </div>
       );
@@ -141,7 +183,9 @@ function Field({
             value={typeof value === 'number' ? value : ''}
             onChange={(e) => onChange(e.target.value === '' ? undefined : Number(e.target.value))}
             aria-describedby={describedBy}
+            aria-invalid={invalid}
           />
+          {errorEl}
           {hintEl}
         </div>
       );
@@ -159,7 +203,9 @@ function Field({
             placeholder={stored ? 'Stored — leave empty to keep it' : 'Not set'}
             onChange={(e) => onChange(e.target.value === '' ? (stored ? { secret: true, set: true } : undefined) : e.target.value)}
             aria-describedby={`${id}-secret`}
+            aria-invalid={invalid}
           />
+          {errorEl}
           <p id={`${id}-secret`} className="text-xs text-zinc-400">
             {stored
               ? 'A value is stored, encrypted. It is never shown; type a new one to replace it.'
@@ -175,6 +221,7 @@ function Field({
           <CodeArea
             id={id}
             describedBy={describedBy}
+            invalid={invalid}
             placeholder="NAME=value, one per line"
             initial={Object.entries((value as Record<string, string> | undefined) ?? {})
               .map(([k, v]) => `${k}=${v}`)
@@ -194,6 +241,7 @@ function Field({
               onChange(entries.length ? Object.fromEntries(entries) : undefined);
             }}
           />
+          {errorEl}
           {hintEl}
         </div>
       );
@@ -204,6 +252,7 @@ function Field({
           <CodeArea
             id={id}
             describedBy={describedBy}
+            invalid={invalid}
             initial={value === undefined ? '' : JSON.stringify(value, null, 2)}
             onText={(text) => {
               try {
@@ -213,6 +262,7 @@ function Field({
               }
             }}
           />
+          {errorEl}
           {hintEl}
         </div>
       );
@@ -229,8 +279,10 @@ function Field({
             placeholder={schema.default !== undefined ? String(schema.default) : undefined}
             onChange={(e) => onChange(e.target.value === '' ? undefined : e.target.value)}
             aria-describedby={describedBy}
-            required={required}
+            aria-invalid={invalid}
+            aria-required={required || undefined}
           />
+          {errorEl}
           {hintEl}
         </div>
       );
@@ -241,6 +293,7 @@ function Field({
 function CodeArea(props: {
   id: string;
   describedBy: string | undefined;
+  invalid?: boolean;
   initial: string;
   placeholder?: string;
   onText: (text: string) => void;
@@ -254,6 +307,7 @@ function CodeArea(props: {
       defaultValue={props.initial}
       onChange={(e) => props.onText(e.target.value)}
       aria-describedby={props.describedBy}
+      aria-invalid={props.invalid}
     />
   );
 }

@@ -12,7 +12,8 @@ export function ProviderPicker({
 }) {
   return (
     <fieldset>
-      <legend className="mb-2 text-sm font-medium text-zinc-100">Provider</legend>
+      {/* The section around it is titled Provider already; the legend names the group for screen readers. */}
+      <legend className="sr-only">Provider</legend>
       <div className="grid gap-2 sm:grid-cols-2" role="radiogroup">
         {targets.map((target) => {
           const selected = value === target.provider;

@@ -1,16 +1,17 @@
 import type { EnvironmentRevisionBody } from '@sandcast/contracts';
-import { useRevisions } from '../../api/queries.ts';
+import { useProviderName, useRevisions } from '../../api/queries.ts';
 import { Section } from '../../components/Section.tsx';
 import { ErrorState, Skeleton } from '../../components/States.tsx';
 import { Time } from '../../components/time.tsx';
 
 function RevisionRow({ revision, current }: { revision: EnvironmentRevisionBody; current: boolean }) {
+  const providerName = useProviderName();
   return (
     <li className="py-2">
       <details>
         <summary className="flex cursor-pointer flex-wrap items-center gap-3 text-sm select-none">
           <span className="font-mono text-zinc-100">#{revision.number}</span>
-          <span className="text-zinc-300">{revision.provider}</span>
+          <span className="text-zinc-300">{providerName(revision.provider)}</span>
           <span className="text-zinc-400">
             <Time iso={revision.createdAt} />
           </span>

@@ -55,13 +55,29 @@ export function fieldLabel(name: string, schema: JsonSchema): string {
 export function fieldHint(schema: JsonSchema): string | null {
   const parts: string[] = [];
   if (schema.description) parts.push(schema.description);
-  const min = schema.minimum ?? schema.exclusiveMinimum;
-  const max = schema.maximum !== undefined && schema.maximum < 1e12 ? schema.maximum : undefined;
-  if (min !== undefined && max !== undefined) parts.push(`${schema.exclusiveMinimum !== undefined ? '>' : ''}${min}–${max}`);
-  else if (min !== undefined) parts.push(schema.exclusiveMinimum !== undefined ? `more than ${min}` : `at least ${min}`);
-  else if (max !== undefined) parts.push(`at most ${max}`);
-  if (schema.default !== undefined) parts.push(`default ${JSON.stringify(schema.default)}`);
+  const exclusive = schema.minimum === undefined && schema.exclusiveMinimum !== undefined;
+  const rawMin = schema.minimum ?? schema.exclusiveMinimum;
+  const min = rawMin === undefined ? undefined : readable(rawMin);
+  const max = schema.maximum !== undefined && schema.maximum < 1e12 ? readable(schema.maximum) : undefined;
+  const low = min === undefined ? null : exclusive ? `more than ${min}` : `at least ${min}`;
+  if (low && max !== undefined) parts.push(exclusive ? `${low}, up to ${max}` : `${min} to ${max}`);
+  else if (low) parts.push(low);
+  else if (max !== undefined) parts.push(`up to ${max}`);
+  const byDefault = defaultWords(schema.default);
+  if (byDefault) parts.push(byDefault);
   return parts.length ? parts.join(' · ') : null;
+}
+
+/** 1048576 → "1,048,576". */
+const readable = (n: number) => n.toLocaleString('en-US');
+
+/** "Default: 2", "On by default"; nothing for empty or structured defaults (they read as code). */
+function defaultWords(value: unknown): string | null {
+  if (value === undefined || value === null || value === '') return null;
+  if (typeof value === 'boolean') return value ? 'On by default' : 'Off by default';
+  if (typeof value === 'number') return `Default: ${readable(value)}`;
+  if (typeof value === 'string') return `Default: ${value}`;
+  return null;
 }
 
 export const isSecretPlaceholder = (value: unknown): value is { secret: true; set: boolean } =>

@@ -8,6 +8,7 @@ import { errorMessage } from '../../api/errors.ts';
 import { queryKeys } from '../../api/query-keys.ts';
 import { Button } from '../../components/Button.tsx';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
+import { CopyableId } from '../../components/CopyButton.tsx';
 import { StatusBadge, type StatusTone } from '../../components/StatusBadge.tsx';
 import { Time } from '../../components/time.tsx';
 import { CommandRunner } from './CommandRunner.tsx';
@@ -34,36 +35,40 @@ export function SandboxCard({ sandbox, environmentName }: { sandbox: SandboxBody
   });
   return (
     <article className="rounded-lg border border-zinc-800 bg-zinc-900/60" aria-label={`Sandbox ${sandbox.id}`} data-testid="sandbox-card">
-      <header className="flex flex-wrap items-center justify-between gap-2 border-b border-zinc-800 px-4 py-2.5">
-        <div className="flex min-w-0 flex-wrap items-center gap-x-3 gap-y-1 text-sm">
-          <span className="font-mono text-xs text-zinc-200">{sandbox.id}</span>
+      {/* Two rows that never break mid-way: who it is with age and Delete, then what it booted from. */}
+      <header className="space-y-1 border-b border-zinc-800 px-4 py-2.5 text-sm">
+        <div className="flex items-center gap-2">
+          <CopyableId value={sandbox.id} label="Copy sandbox id" className="min-w-0 shrink" />
           <StatusBadge tone={STATUS_TONE[sandbox.status]}>{sandbox.status}</StatusBadge>
+          <span className="ml-auto shrink-0 whitespace-nowrap text-zinc-400">
+            <Time iso={sandbox.createdAt} relative />
+          </span>
+          <Button
+            size="sm"
+            variant="ghost"
+            className="shrink-0"
+            onClick={() => setConfirmDelete(true)}
+            disabled={remove.isPending}
+            icon={<Trash2 aria-hidden className="size-3.5" />}
+          >
+            {remove.isPending ? 'Deleting…' : 'Delete'}
+          </Button>
+        </div>
+        <div className="flex min-w-0 flex-wrap items-center gap-x-4 gap-y-1">
           <span className="text-zinc-300">
             <span className="text-zinc-400">Environment</span> {environmentName ?? '—'}
           </span>
-          <span className="text-zinc-300" data-testid="sandbox-image">
-            <span className="text-zinc-400">Booted from</span>{' '}
+          <span className="flex min-w-0 items-center gap-1 text-zinc-300" data-testid="sandbox-image">
+            <span className="shrink-0 text-zinc-400">Booted from</span>{' '}
             {sandbox.imageId ? (
               <>
-                custom image <span className="font-mono text-xs">{sandbox.imageId}</span>
+                <span className="shrink-0">custom image</span> <CopyableId value={sandbox.imageId} label="Copy image id" />
               </>
             ) : (
               'the base configuration'
             )}
           </span>
-          <span className="text-zinc-400">
-            <Time iso={sandbox.createdAt} relative />
-          </span>
         </div>
-        <Button
-          size="sm"
-          variant="ghost"
-          onClick={() => setConfirmDelete(true)}
-          disabled={remove.isPending}
-          icon={<Trash2 aria-hidden className="size-3.5" />}
-        >
-          {remove.isPending ? 'Deleting…' : 'Delete'}
-        </Button>
       </header>
       <div className="space-y-3 p-4">
         {sandbox.failureReason ? <p className="text-sm text-red-300">{sandbox.failureReason}</p> : null}

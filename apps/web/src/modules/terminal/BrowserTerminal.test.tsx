@@ -1,5 +1,6 @@
-import { act, screen, waitFor } from '@testing-library/react';
+import { act, fireEvent, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { useState } from 'react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fakeClient, renderWithApi } from '../../test/fake-api.tsx';
 import { BrowserTerminal } from './BrowserTerminal.tsx';
@@ -82,6 +83,19 @@ afterEach(() => vi.unstubAllGlobals());
 
 const state = () => screen.getByTestId('terminal-state').textContent;
 
+/** A terminal whose session the test moves into capture, as the panel does. */
+function Harness() {
+  const [capturing, setCapturing] = useState(false);
+  return (
+    <>
+      <button type="button" onClick={() => setCapturing(true)}>
+        capture
+      </button>
+      <BrowserTerminal sessionId="sess_1" autoOpen capturing={capturing} onUnavailable={() => {}} />
+    </>
+  );
+}
+
 describe('Browser terminal', () => {
   it('Ready to connect → Connecting → Connected; the token goes only in the first frame; output is written', async () => {
     const api = fakeClient({ [TOKEN_ROUTE]: token });
@@ -110,7 +124,7 @@ describe('Browser terminal', () => {
     ['expired', 'The setup session expired.'],
     ['ssh_closed', 'The SSH connection to the setup sandbox closed.'],
     ['server_shutdown', 'The Sandcast server shut down. Reconnect when it is back.'],
-  ])('closed{%s} reads "Closed" with the reason in words, and offers Reconnect', async (reason, words) => {
+  ])('closed{%s} reads "Closed" with the reason in words, and offers Reconnect unless setup finished', async (reason, words) => {
     const api = fakeClient({ [TOKEN_ROUTE]: token });
     renderWithApi(<BrowserTerminal sessionId="sess_1" autoOpen onUnavailable={() => {}} />, api.client);
     await waitFor(() => expect(FakeSocket.last).not.toBeNull());
@@ -123,7 +137,29 @@ describe('Browser terminal', () => {
     });
     expect(state()).toBe('Closed');
     expect(screen.getByTestId('terminal-detail').textContent).toBe(words);
-    expect(screen.getByRole('button', { name: 'Reconnect' })).toBeTruthy();
+    // A finished setup has no shell left to reconnect to.
+    expect(screen.queryByRole('button', { name: 'Reconnect' }) === null).toBe(reason === 'setup_finished');
+  });
+
+  it('during a capture the header says the terminal closed for it and offers no reconnect', async () => {
+    const api = fakeClient({ [TOKEN_ROUTE]: token });
+    renderWithApi(<Harness />, api.client);
+    await waitFor(() => expect(FakeSocket.last).not.toBeNull());
+    const socket = FakeSocket.last!;
+    act(() => {
+      socket.serverOpens();
+      socket.serverSends({ type: 'ready', terminalSessionId: 'term_1', reattached: false, replayBytes: 0 });
+    });
+    fireEvent.click(screen.getByRole('button', { name: 'capture' }));
+    act(() => {
+      socket.serverSends({ type: 'closed', reason: 'setup_finished' });
+      socket.close(1000);
+    });
+    expect(state()).toBe('Closed for the capture');
+    expect(screen.getByTestId('terminal-detail').textContent).toMatch(/closed because the image is being captured/);
+    expect(screen.queryByText(/Setup finished/)).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Reconnect' })).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Disconnect' })).toBeNull();
   });
 
   it('an error frame is "Connection failed" with the server’s message', async () => {

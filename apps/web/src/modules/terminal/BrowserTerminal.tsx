@@ -1,5 +1,6 @@
 import '@xterm/xterm/css/xterm.css';
 import { openTerminal, SandcastApiError, type TerminalConnection } from '@sandcast/client';
+import type { TerminalCloseReason } from '@sandcast/contracts';
 import type { FitAddon } from '@xterm/addon-fit';
 import type { Terminal } from '@xterm/xterm';
 import { Plug, PlugZap, RotateCw, Unplug } from 'lucide-react';
@@ -14,7 +15,7 @@ export type TerminalState =
   | { kind: 'idle' }
   | { kind: 'connecting' }
   | { kind: 'connected' }
-  | { kind: 'closed'; reason: string }
+  | { kind: 'closed'; reason: string; code?: TerminalCloseReason }
   | { kind: 'failed'; message: string };
 
 const STATE_LABEL: Record<TerminalState['kind'], string> = {
@@ -51,12 +52,18 @@ export function BrowserTerminal({
   sessionId,
   autoOpen,
   onUnavailable,
+  capturing = false,
+  onOutput,
 }: {
   sessionId: string;
   /** Open as soon as it mounts (the session is running). */
   autoOpen: boolean;
   /** Called when this provider connection has no browser terminal. */
   onUnavailable: () => void;
+  /** The image is being captured: the shell is gone for good, so nothing invites a reconnect. */
+  capturing?: boolean;
+  /** Called for every chunk the shell prints (the capture review refreshes when it goes quiet). */
+  onOutput?: () => void;
 }) {
   const client = useClient();
   const [state, setState] = useState<TerminalState>({ kind: 'idle' });
@@ -66,6 +73,8 @@ export function BrowserTerminal({
   const userClosedRef = useRef(false);
   const onUnavailableRef = useRef(onUnavailable);
   onUnavailableRef.current = onUnavailable;
+  const onOutputRef = useRef(onOutput);
+  onOutputRef.current = onOutput;
 
   // The xterm instance lives as long as the component; sockets come and go.
   useEffect(() => {
@@ -147,7 +156,9 @@ export function BrowserTerminal({
           if (t) connection.resize(t.cols, t.rows);
         },
         onOutput: (bytes) => {
-          if (current()) termRef.current?.term.write(bytes);
+          if (!current()) return;
+          termRef.current?.term.write(bytes);
+          onOutputRef.current?.();
         },
         onError: (message) => {
           if (!current()) return;
@@ -157,7 +168,7 @@ export function BrowserTerminal({
         onClosed: (reason) => {
           if (!current()) return;
           settled = true;
-          setState({ kind: 'closed', reason: CLOSE_REASON_WORDS[reason] });
+          setState({ kind: 'closed', reason: CLOSE_REASON_WORDS[reason], code: reason });
         },
         onSocketClose: (event) => {
           if (!current()) return;
@@ -204,24 +215,32 @@ export function BrowserTerminal({
     };
   }, [autoOpen]);
 
-  const label = STATE_LABEL[state.kind];
-  const detail = state.kind === 'closed' ? state.reason : state.kind === 'failed' ? state.message : null;
+  // A capture ends the shell for good; so does a finished setup. Neither is worth a reconnect.
+  const ended = capturing || (state.kind === 'closed' && state.code === 'setup_finished');
+  const label = capturing ? 'Closed for the capture' : STATE_LABEL[state.kind];
+  const detail = capturing
+    ? 'The terminal closed because the image is being captured. It does not reopen: the capture ends this setup session.'
+    : state.kind === 'closed'
+      ? state.reason
+      : state.kind === 'failed'
+        ? state.message
+        : null;
   return (
     <div className="overflow-hidden rounded-md border border-zinc-700 bg-zinc-950" data-testid="browser-terminal">
       <div className="flex flex-wrap items-center justify-between gap-2 border-b border-zinc-800 bg-zinc-900 px-3 py-2">
         <div className="flex min-w-0 items-center gap-2 text-sm">
           <span className="font-medium text-zinc-100">Browser terminal</span>
           <span className="inline-flex items-center gap-1.5 text-zinc-300" role="status" aria-live="polite" data-testid="terminal-state">
-            {state.kind === 'connecting' ? (
+            {state.kind === 'connecting' && !capturing ? (
               <Spinner className="size-3" />
             ) : (
-              <span aria-hidden className={`size-2 rounded-full ${STATE_DOT[state.kind]}`} />
+              <span aria-hidden className={`size-2 rounded-full ${capturing ? STATE_DOT.closed : STATE_DOT[state.kind]}`} />
             )}
             {label}
           </span>
         </div>
         <div className="flex items-center gap-2">
-          {state.kind === 'connected' ? (
+          {ended ? null : state.kind === 'connected' ? (
             <Button size="sm" onClick={disconnect} icon={<Unplug aria-hidden className="size-3.5" />}>
               Disconnect
             </Button>
