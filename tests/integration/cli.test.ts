@@ -74,28 +74,47 @@ describe('sandcast CLI against a running server', () => {
     expect(revoked.stdout).toContain(`revoked ${key.id}`);
   });
 
-  it('start runs the server on the configured port and stops on SIGTERM', async () => {
+  it('start prints where everything is, keeps request logs at debug, and stops on SIGTERM', async () => {
     const { spawn } = await import('node:child_process');
     const { mkdtemp } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
     const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-cli-start-'));
-    const port = String(20_000 + Math.floor(Math.random() * 20_000));
     const child = spawn(process.execPath, [CLI, 'start'], {
-      env: { ...process.env, SANDCAST_PORT: port, SANDCAST_DATA_DIR: dataDir, SANDCAST_LOG_LEVEL: 'warn' },
-      stdio: 'ignore',
+      env: { ...process.env, SANDCAST_PORT: '0', SANDCAST_SSH_PORT: '0', SANDCAST_DATA_DIR: dataDir, SANDCAST_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {
-      let health: unknown;
-      for (let i = 0; i < 100 && !health; i++) {
-        health = await fetch(`http://127.0.0.1:${port}/api/health`)
-          .then((r) => r.json())
-          .catch(() => undefined);
-        if (!health) await new Promise((r) => setTimeout(r, 200));
-      }
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      // The summary is the readiness signal: it is printed once the server listens.
+      const summary = await new Promise<string>((resolve, reject) => {
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          if (/^Logs follow/m.test(stderr)) resolve(stderr);
+        });
+        child.on('exit', (code) => reject(new Error(`start exited with ${code} before its summary:\n${stderr}`)));
+      });
+      const url = /^ {2}API {2,}(http:\/\/\S+)\/api$/m.exec(summary)?.[1];
+      expect(url, summary).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(summary).toContain(`${url}/api/docs`);
+      expect(summary).toMatch(/^ {2}SSH gateway +127\.0\.0\.1:\d+ /m);
+      expect(summary).toContain(dataDir);
+      expect(summary).toContain(`embedded PGlite in ${path.join(dataDir, 'db')}`);
+      expect(summary).toContain('local_trusted');
+      expect(summary).toMatch(/^ {4}local +Local/m);
+      expect(summary).toMatch(/^ {4}docker +\S.* — (available|unavailable: .+)$/m);
+
+      const health = await fetch(`${url}/api/health`).then((r) => r.json());
       expect(health).toMatchObject({ ok: true, database: 'pglite' });
       const exited = new Promise<number | null>((r) => child.on('exit', r));
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
+      // At info, the request above left no log line; the start and shutdown lines are there.
+      expect(stdout).toContain('sandcast listening');
+      expect(stdout).not.toContain('/api/health');
       expect((await readFile(path.join(dataDir, 'secret.key'), 'utf8')).length).toBeGreaterThan(40);
     } finally {
       child.kill('SIGKILL');
