@@ -57,6 +57,36 @@ describe('sandcast CLI against a running server', () => {
     expect(result.stderr).toContain('name:');
   });
 
+  it('a Docker environment without an image names the field and the fix', async () => {
+    const result = await sandcast(['env', 'create', 'cli-docker', '--provider', 'docker'], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('the docker config is invalid: image: required — the Docker image to boot, e.g. debian:bookworm');
+    expect(result.stderr).toContain('--set image=…: required');
+    expect(result.stderr).not.toContain('expected string, received undefined');
+    const typed = await sandcast(['env', 'create', 'cli-fake-typed', '--provider', 'fake', '--set', 'cpu="two"'], env);
+    expect(typed.stderr).toContain('cpu: must be a number, not string');
+  });
+
+  it('speaks in commands and flags, not API routes and request fields', async () => {
+    const unknown = await sandcast(['env', 'create', 'cli-nope', '--provider', 'nope'], env);
+    expect(unknown.stderr).toContain('`sandcast targets` lists the registered ones');
+    expect(unknown.stderr).not.toContain('/api/');
+
+    await sandcast(['env', 'create', 'cli-ttl', '--provider', 'fake'], env);
+    const ttl = await sandcast(['image', 'setup', 'cli-ttl', '--ttl', '5', '--no-wait'], env);
+    expect(ttl.code).toBe(1);
+    expect(ttl.stderr).toContain('sandcast: --ttl must be at least 60 (validation_failed)');
+
+    const first = await sandcast(['image', 'setup', 'cli-ttl', '--no-wait'], env);
+    expect(first.code, first.stderr).toBe(0);
+    const busy = await sandcast(['image', 'setup', 'cli-ttl', '--no-wait'], env);
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toContain('a setup session is already "Setup running"');
+    expect(busy.stderr).toContain('sandcast image cancel <env>');
+    expect(busy.stderr).not.toContain('waiting_for_user');
+    expect((await sandcast(['image', 'cancel', 'cli-ttl'], env)).code).toBe(0);
+  });
+
   it('exits 2 for a usage mistake and 3 when the server is unreachable', async () => {
     expect((await sandcast(['env', 'create', 'x'], env)).code).toBe(2);
     const unreachable = await sandcast(['targets'], { SANDCAST_URL: 'http://127.0.0.1:9' });
