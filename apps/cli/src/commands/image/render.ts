@@ -85,11 +85,16 @@ export function renderChanges(changes: SetupChanges): string {
     ),
     `${changes.changes.length} change${changes.changes.length === 1 ? '' : 's'}, ${formatBytes(changes.totalBytes)}${changes.truncated ? ' (list cut at the limit)' : ''}`,
   ];
-  if (changes.warnings.length) {
-    lines.push('', 'Warning: these look like secrets and would be baked into the image:');
-    for (const w of changes.warnings) lines.push(`  ${w.path}: ${w.reason}`);
-  }
+  if (changes.warnings.length) lines.push('', renderSecretWarnings(changes.warnings));
   return lines.join('\n');
+}
+
+/** The review's likely secrets as `path:line: kind` lines; never the secret itself (the server does not send it). */
+export function renderSecretWarnings(warnings: SetupChanges['warnings']): string {
+  return [
+    'Warning: these look like secrets and would be baked into the image:',
+    ...warnings.map((w) => `  ${w.path}${w.line === undefined ? '' : `:${w.line}`}: ${w.reason}`),
+  ].join('\n');
 }
 
 /** How to reach the setup sandbox, in words. */
