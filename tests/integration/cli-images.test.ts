@@ -222,6 +222,11 @@ describe('sandcast image and sandbox commands against a running server (fake pro
     const probe = await sandcast(['image', 'probe', 'drift'], env);
     expect(probe.code, probe.stderr).toBe(0);
     expect(probe.stdout).toContain(`OK: drift booted from image ${template.id}`);
+    expect(probe.stdout).toMatch(/^ {2}user id: \d+$/m);
+    expect(probe.stdout).not.toMatch(/^ {2}\d+$/m);
+    const help = await sandcast(['image', 'disable', '--help'], env);
+    expect(help.stdout.match(/default/g) ?? []).toHaveLength(0);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('without it, the provider keeps its copy');
   });
 
   it('refuses with the server’s or its own words: no session, a second session, nothing to roll back', async () => {
