@@ -61,7 +61,7 @@ export function formatStartupSummary(s: StartupSummary): string {
     ['Mode', MODE_WORDS[s.mode]],
   ];
   const width = Math.max(...rows.map(([k]) => k.length), 'Providers'.length);
-  const lines = ['Sandcast is ready.', ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`), `  ${'Providers'.padEnd(width)}`];
+  const lines = ['Sandcast is ready.', ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`), '  Providers'];
   for (const p of s.providers) {
     const state = p.availability.available ? 'available' : `unavailable: ${p.availability.reason}`;
     lines.push(`    ${p.id.padEnd(8)} ${p.displayName} — ${state}`);
