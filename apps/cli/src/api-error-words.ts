@@ -69,7 +69,7 @@ const STATUS_WORDS = new RegExp(
 );
 
 /** Server prose in CLI words: routes → commands, field names → flags, setup states → their labels. */
-export function toCliWords(message: string): string {
+function toCliWords(message: string): string {
   let out = message;
   for (const [route, command] of ROUTE_COMMANDS) out = out.replace(route, command);
   out = out.replace(STATUS_WORDS, (status) => `"${SETUP_SESSION_LABELS[status as keyof typeof SETUP_SESSION_LABELS]}"`);
