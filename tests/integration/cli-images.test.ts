@@ -271,6 +271,20 @@ describe('sandcast image and sandbox commands against a running server (fake pro
       activeSession: { status: 'waiting_for_user' },
     });
 
+    // `image setup` asks the same before its Enter-to-capture: off a terminal it refuses, and the session keeps running.
+    const other = await t.client.environments.create({ name: 'review-setup', provider: 'fake', config: {} });
+    const viaSetup = await sandcast(['image', 'setup', 'review-setup'], env, async (child) => {
+      await child.waitFor('Waiting for a line on stdin');
+      const { activeSession } = await t.client.customImages.overview(other.id);
+      await t.client.customImages.exec(activeSession!.id, { command: ['sh', '-c', `echo TOKEN=${token} > deploy.env`] });
+      child.stdin.write('\n');
+    });
+    expect(viaSetup.code).toBe(1);
+    expect(viaSetup.stderr).toContain('deploy.env:1: GitHub token');
+    expect(viaSetup.stderr).toContain('the setup session is still running');
+    expect((await t.client.customImages.overview(other.id)).activeSession).toMatchObject({ status: 'waiting_for_user' });
+    expect((await sandcast(['image', 'cancel', 'review-setup'], env)).code).toBe(0);
+
     const captured = await sandcast(['image', 'finish', 'review', '--yes'], env);
     expect(captured.code, captured.stderr).toBe(0);
     expect(captured.stderr).toContain('deploy.env:2: GitHub token');

@@ -19,7 +19,7 @@ export async function confirmCaptureReview(ctx: CliContext, sessionId: string, t
   if (review.warnings.length === 0) return;
   process.stderr.write(`${renderSecretWarnings(review.warnings)}\n`);
   if (options.yes) return;
-  const fix = `remove them first (sandcast image exec ${target} -- rm <file>), or pass --yes to capture anyway`;
+  const fix = `the setup session is still running: remove them (sandcast image exec ${target} -- rm <file>), or pass --yes to capture anyway`;
   const input = options.input ?? process.stdin;
   if (!input.isTTY) throw new CommandFailed(`not captured: the capture review found ${review.warnings.length} likely secret(s); ${fix}`);
   const prompt = createInterface({ input, output: process.stderr, terminal: false });
