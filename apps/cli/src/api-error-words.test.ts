@@ -38,6 +38,15 @@ describe('describeApiError', () => {
     ]);
   });
 
+  it('a state the server already labelled is said once', () => {
+    const [line] = describeApiError({
+      code: 'conflict',
+      message: 'the setup session is cancelled ("Setup cancelled"); start a new one',
+      details: undefined,
+    });
+    expect(line).toBe('the setup session is "Setup cancelled"; start a new one (conflict)');
+  });
+
   it('validation_failed: request fields read as the flags that set them, bounds in words', () => {
     const lines = describeApiError({
       code: 'validation_failed',

@@ -72,7 +72,10 @@ const STATUS_WORDS = new RegExp(
 function toCliWords(message: string): string {
   let out = message;
   for (const [route, command] of ROUTE_COMMANDS) out = out.replace(route, command);
-  out = out.replace(STATUS_WORDS, (status) => `"${SETUP_SESSION_LABELS[status as keyof typeof SETUP_SESSION_LABELS]}"`);
+  out = out
+    .replace(STATUS_WORDS, (status) => `"${SETUP_SESSION_LABELS[status as keyof typeof SETUP_SESSION_LABELS]}"`)
+    // Messages that already gave the label after the state ("is cancelled (\"Setup cancelled\")") say it once.
+    .replace(/"([^"]+)" \("\1"\)/g, '"$1"');
   // Only camelCase names: plain words such as "provider" or "reason" are prose as often as fields.
   for (const [field, flag] of Object.entries(FIELD_FLAGS).filter(([f]) => /[A-Z]/.test(f)))
     out = out.replace(new RegExp(`\\b(send |set )?${field}(: true)?\\b`, 'g'), flag);
