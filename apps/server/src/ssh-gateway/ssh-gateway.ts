@@ -14,7 +14,7 @@ import type { GatewayCredentials } from './gateway-credentials.ts';
 import { LoginThrottle, type LoginThrottleOptions, sourceOf, type ThrottleVerdict } from './login-throttle.ts';
 
 /** Session channels (shells, commands) one connection may have open at once, unless configured. */
-export const DEFAULT_MAX_CHANNELS_PER_CONNECTION = 4;
+const DEFAULT_MAX_CHANNELS_PER_CONNECTION = 4;
 
 export interface SshGateway {
   listen(host: string, port: number): Promise<{ host: string; port: number }>;

@@ -15,7 +15,7 @@ import { createSecretBox } from '../services/secrets.ts';
 import { handleTerminalSocket } from './terminal-socket.ts';
 
 /** What a source did, for the backpressure tests: every pause and resume of every PTY opened. */
-export interface SourceLog {
+interface SourceLog {
   calls: string[];
 }
 
