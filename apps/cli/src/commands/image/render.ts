@@ -9,7 +9,7 @@ import {
 } from '@sandcast/contracts';
 import { formatTime, table } from '../../format.ts';
 
-/** One line naming an image: "tpl_1 (snapshot sbx-ref, captured 2025-03-01 09:30:12Z)". */
+/** One line naming an image: "tpl_1 (snapshot sbx-ref, captured 3 min ago (2025-03-01T09:30:12Z))". */
 export function describeTemplate(template: CustomImageTemplateBody): string {
   const ref = template.providerRef ? ` ${template.providerRef}` : '';
   return `${template.id} (${template.kind}${ref}, captured ${formatTime(template.capturedAt)})`;
