@@ -1,4 +1,5 @@
 import type { ChangeKind, FileChange } from '@sandcast/provider-sdk';
+import { WORKDIR } from './config.ts';
 import { toProviderError } from './connection.ts';
 import type { ContainerHandle } from './containers.ts';
 import { runExec } from './exec.ts';
@@ -93,8 +94,11 @@ export async function listChanges(handle: ContainerHandle): Promise<FileChange[]
  * mtime moved (`/usr`, `/usr/sbin` for the engine's own docker-init, the workdir). Those entries
  * are reported themselves, so a modified directory says nothing the review does not already show.
  * The one change this hides is a chmod/chown of an existing directory: the diff carries no
- * metadata to tell it from an mtime, and the review is about files and likely secrets.
+ * metadata to tell it from an mtime, and the review is about files and likely secrets. The
+ * working directory the engine adds to an image without one is no change of the operator's either.
  */
 function isRealChange(change: FileChange): boolean {
-  return !(change.kind === 'modified' && change.type === 'directory');
+  if (change.type !== 'directory') return true;
+  // The engine creates the working directory in every container whose image lacks it.
+  return !(change.kind === 'modified' || (change.kind === 'added' && change.path === WORKDIR));
 }
