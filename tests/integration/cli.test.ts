@@ -104,7 +104,8 @@ describe('sandcast CLI against a running server', () => {
     expect(revoked.stdout).toContain(`revoked ${key.id}`);
   });
 
-  it('start prints where everything is, keeps request logs at debug, and stops on SIGTERM', async () => {
+  // A cold start (tsx, migrations) under load can take long: the test waits for the summary, and only a hung start hits this cap.
+  it('start prints where everything is, keeps request logs at debug, and stops on SIGTERM', { timeout: 120_000 }, async () => {
     const { spawn } = await import('node:child_process');
     const { mkdtemp } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
