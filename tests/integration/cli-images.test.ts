@@ -222,6 +222,11 @@ describe('sandcast image and sandbox commands against a running server (fake pro
     const probe = await sandcast(['image', 'probe', 'drift'], env);
     expect(probe.code, probe.stderr).toBe(0);
     expect(probe.stdout).toContain(`OK: drift booted from image ${template.id}`);
+    expect(probe.stdout).toMatch(/^ {2}user id: \d+$/m);
+    expect(probe.stdout).not.toMatch(/^ {2}\d+$/m);
+    const help = await sandcast(['image', 'disable', '--help'], env);
+    expect(help.stdout.match(/default/g) ?? []).toHaveLength(0);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('without it, the provider keeps its copy');
   });
 
   it('refuses with the server’s or its own words: no session, a second session, nothing to roll back', async () => {
@@ -242,5 +247,62 @@ describe('sandcast image and sandbox commands against a running server (fake pro
     expect(rollback.stderr).toContain('(not_found)');
     expect((await sandcast(['image', 'setup', 'refuse', '--ttl', 'soon'], env)).code).toBe(2);
     expect((await sandcast(['image', 'changes', 'no-such-thing'], env)).stderr).toContain('no environment or setup session');
+  });
+
+  it('finish shows likely secrets and refuses off a terminal without --yes; edits and rollback say what happened to the image', async () => {
+    await t.client.environments.create({ name: 'review', provider: 'fake', config: {} });
+    expect((await sandcast(['image', 'setup', 'review', '--no-wait'], env)).code).toBe(0);
+    const token = ['ghp', '9fK2xQ7LmZ3vB8nR1tY6wP4sD0hJ5gC2aE7u'].join('_');
+    const wrote = await sandcast(
+      ['image', 'exec', 'review', '--', 'sh', '-c', `printf 'NAME=deploy\\nTOKEN=${token}\\n' > deploy.env`],
+      env,
+    );
+    expect(wrote.code, wrote.stderr).toBe(0);
+
+    const refused = await sandcast(['image', 'finish', 'review'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^ {2}\S*deploy\.env:2: GitHub token/m);
+    expect(refused.stderr).toContain('not captured: the capture review found 1 likely secret(s)');
+    expect(refused.stderr).toContain('pass --yes to capture anyway');
+    expect(refused.stderr).not.toContain(token);
+    const reviewId = (await t.client.environments.resolve('review')).id;
+    expect(await t.client.customImages.overview(reviewId)).toMatchObject({
+      activeTemplate: null,
+      activeSession: { status: 'waiting_for_user' },
+    });
+
+    // `image setup` asks the same before its Enter-to-capture: off a terminal it refuses, and the session keeps running.
+    const other = await t.client.environments.create({ name: 'review-setup', provider: 'fake', config: {} });
+    const viaSetup = await sandcast(['image', 'setup', 'review-setup'], env, async (child) => {
+      await child.waitFor('Waiting for a line on stdin');
+      const { activeSession } = await t.client.customImages.overview(other.id);
+      await t.client.customImages.exec(activeSession!.id, { command: ['sh', '-c', `echo TOKEN=${token} > deploy.env`] });
+      child.stdin.write('\n');
+    });
+    expect(viaSetup.code).toBe(1);
+    expect(viaSetup.stderr).toContain('deploy.env:1: GitHub token');
+    expect(viaSetup.stderr).toContain('the setup session is still running');
+    expect((await t.client.customImages.overview(other.id)).activeSession).toMatchObject({ status: 'waiting_for_user' });
+    expect((await sandcast(['image', 'cancel', 'review-setup'], env)).code).toBe(0);
+
+    const captured = await sandcast(['image', 'finish', 'review', '--yes'], env);
+    expect(captured.code, captured.stderr).toBe(0);
+    expect(captured.stderr).toContain('deploy.env:2: GitHub token');
+    expect(captured.stdout).toContain('Template captured');
+
+    const knob = await sandcast(['env', 'update', 'review', '--set', 'cpu=2'], env);
+    expect(knob.stdout).toContain('still active (only runtime settings changed)');
+    const moved = await sandcast(['env', 'update', 'review', '--set', 'image=another-base'], env);
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(moved.stdout).toMatch(/Custom image \S+ detached: the change moved the boot source \(config\.image\)/);
+    expect(moved.stdout).toContain('sandcast image relink review --confirm-boot-source-drift');
+
+    expect((await sandcast(['image', 'relink', 'review', '--confirm-boot-source-drift'], env)).code).toBe(0);
+    expect((await sandcast(['image', 'disable', 'review'], env)).code).toBe(0);
+    const rollback = await sandcast(['image', 'rollback', 'review'], env);
+    expect(rollback.code).toBe(1);
+    expect(rollback.stderr).toMatch(/review has no active custom image: \S+ was disabled .* ago \(/);
+    expect(rollback.stderr).toContain('A disabled image cannot be made active again.');
+    expect(rollback.stderr).toContain('capture one: sandcast image setup review');
   });
 });

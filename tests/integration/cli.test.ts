@@ -57,6 +57,36 @@ describe('sandcast CLI against a running server', () => {
     expect(result.stderr).toContain('name:');
   });
 
+  it('a Docker environment without an image names the field and the fix', async () => {
+    const result = await sandcast(['env', 'create', 'cli-docker', '--provider', 'docker'], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('the docker config is invalid: image: required — the Docker image to boot, e.g. debian:bookworm');
+    expect(result.stderr).toContain('--set image=…: required');
+    expect(result.stderr).not.toContain('expected string, received undefined');
+    const typed = await sandcast(['env', 'create', 'cli-fake-typed', '--provider', 'fake', '--set', 'cpu="two"'], env);
+    expect(typed.stderr).toContain('cpu: must be a number, not string');
+  });
+
+  it('speaks in commands and flags, not API routes and request fields', async () => {
+    const unknown = await sandcast(['env', 'create', 'cli-nope', '--provider', 'nope'], env);
+    expect(unknown.stderr).toContain('`sandcast targets` lists the registered ones');
+    expect(unknown.stderr).not.toContain('/api/');
+
+    await sandcast(['env', 'create', 'cli-ttl', '--provider', 'fake'], env);
+    const ttl = await sandcast(['image', 'setup', 'cli-ttl', '--ttl', '5', '--no-wait'], env);
+    expect(ttl.code).toBe(1);
+    expect(ttl.stderr).toContain('sandcast: --ttl must be at least 60 (validation_failed)');
+
+    const first = await sandcast(['image', 'setup', 'cli-ttl', '--no-wait'], env);
+    expect(first.code, first.stderr).toBe(0);
+    const busy = await sandcast(['image', 'setup', 'cli-ttl', '--no-wait'], env);
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toContain('a setup session is already "Setup running"');
+    expect(busy.stderr).toContain('sandcast image cancel <env>');
+    expect(busy.stderr).not.toContain('waiting_for_user');
+    expect((await sandcast(['image', 'cancel', 'cli-ttl'], env)).code).toBe(0);
+  });
+
   it('exits 2 for a usage mistake and 3 when the server is unreachable', async () => {
     expect((await sandcast(['env', 'create', 'x'], env)).code).toBe(2);
     const unreachable = await sandcast(['targets'], { SANDCAST_URL: 'http://127.0.0.1:9' });
@@ -74,28 +104,48 @@ describe('sandcast CLI against a running server', () => {
     expect(revoked.stdout).toContain(`revoked ${key.id}`);
   });
 
-  it('start runs the server on the configured port and stops on SIGTERM', async () => {
+  // A cold start (tsx, migrations) under load can take long: the test waits for the summary, and only a hung start hits this cap.
+  it('start prints where everything is, keeps request logs at debug, and stops on SIGTERM', { timeout: 120_000 }, async () => {
     const { spawn } = await import('node:child_process');
     const { mkdtemp } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
     const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-cli-start-'));
-    const port = String(20_000 + Math.floor(Math.random() * 20_000));
     const child = spawn(process.execPath, [CLI, 'start'], {
-      env: { ...process.env, SANDCAST_PORT: port, SANDCAST_DATA_DIR: dataDir, SANDCAST_LOG_LEVEL: 'warn' },
-      stdio: 'ignore',
+      env: { ...process.env, SANDCAST_PORT: '0', SANDCAST_SSH_PORT: '0', SANDCAST_DATA_DIR: dataDir, SANDCAST_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {
-      let health: unknown;
-      for (let i = 0; i < 100 && !health; i++) {
-        health = await fetch(`http://127.0.0.1:${port}/api/health`)
-          .then((r) => r.json())
-          .catch(() => undefined);
-        if (!health) await new Promise((r) => setTimeout(r, 200));
-      }
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      // The summary is the readiness signal: it is printed once the server listens.
+      const summary = await new Promise<string>((resolve, reject) => {
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          if (/^Logs follow/m.test(stderr)) resolve(stderr);
+        });
+        child.on('exit', (code) => reject(new Error(`start exited with ${code} before its summary:\n${stderr}`)));
+      });
+      const url = /^ {2}API {2,}(http:\/\/\S+)\/api$/m.exec(summary)?.[1];
+      expect(url, summary).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(summary).toContain(`${url}/api/docs`);
+      expect(summary).toMatch(/^ {2}SSH gateway +127\.0\.0\.1:\d+ /m);
+      expect(summary).toContain(dataDir);
+      expect(summary).toContain(`embedded PGlite in ${path.join(dataDir, 'db')}`);
+      expect(summary).toContain('local_trusted');
+      expect(summary).toMatch(/^ {4}local +Local/m);
+      expect(summary).toMatch(/^ {4}docker +\S.* — (available|unavailable: .+)$/m);
+
+      const health = await fetch(`${url}/api/health`).then((r) => r.json());
       expect(health).toMatchObject({ ok: true, database: 'pglite' });
       const exited = new Promise<number | null>((r) => child.on('exit', r));
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
+      // At info, the request above left no log line; the start and shutdown lines are there.
+      expect(stdout).toContain('sandcast listening');
+      expect(stdout).not.toContain('/api/health');
       expect((await readFile(path.join(dataDir, 'secret.key'), 'utf8')).length).toBeGreaterThan(40);
     } finally {
       child.kill('SIGKILL');

@@ -89,6 +89,13 @@ describe('HTTP errors: 4xx with a clear message, never a 500', () => {
       expect(res.text).not.toContain('hunter2');
       expect(res.body).toMatchObject({ error: { code: 'internal' } });
       expect(broken.logs.some((l) => l.includes('request failed'))).toBe(true);
+      // Requests are logged at debug, but an answer of 500 or more stays visible at warn.
+      const completed = broken.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request completed');
+      expect(completed.find((l) => l.res?.statusCode === 500)?.level).toBe(40);
+      const health = await broken.fetch('/api/health');
+      expect(health.status).toBe(200);
+      const healthLine = broken.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request completed' && l.res?.statusCode === 200);
+      expect(healthLine.map((l) => l.level)).toEqual([20]);
     } finally {
       await broken.close();
     }

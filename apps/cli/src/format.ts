@@ -44,12 +44,27 @@ export function setPath(target: Record<string, unknown>, dotted: string, value: 
 /** A mistake in how the command was called; exits with status 2. */
 export class UsageError extends Error {}
 
-/** A timestamp to the second ("2025-03-01 09:30:12Z"), or `fallback` when there is none. */
-export function formatTime(iso: string | null | undefined, fallback = '-'): string {
+/**
+ * Every time the CLI prints, in one style: relative, then exact to the second in UTC —
+ * "3 min ago (2025-03-01T09:30:12Z)", "in 59 min (…)". `fallback` when there is none.
+ */
+export function formatTime(iso: string | null | undefined, fallback = '-', now = Date.now()): string {
   if (!iso) return fallback;
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  return `${date.toISOString().slice(0, 19).replace('T', ' ')}Z`;
+  const exact = `${date.toISOString().slice(0, 19)}Z`;
+  const seconds = Math.round((date.getTime() - now) / 1000);
+  const span = Math.abs(seconds);
+  const amount =
+    span < 45
+      ? `${span} s`
+      : span < 45 * 60
+        ? `${Math.round(span / 60)} min`
+        : span < 36 * 3600
+          ? `${Math.round(span / 3600)} h`
+          : `${Math.round(span / 86_400)} d`;
+  const relative = span < 1 ? 'just now' : seconds < 0 ? `${amount} ago` : `in ${amount}`;
+  return `${relative} (${exact})`;
 }
 
 /** The command ran but could not do what was asked (a session that expired meanwhile, a failed probe); exits with status 1. */

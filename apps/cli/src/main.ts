@@ -1,5 +1,6 @@
 import { SandcastApiError, SandcastConnectionError } from '@sandcast/client';
 import { CommanderError } from 'commander';
+import { describeApiError } from './api-error-words.ts';
 import { CommandFailed, UsageError } from './format.ts';
 import { buildProgram } from './program.ts';
 
@@ -21,9 +22,9 @@ try {
     process.exit(3);
   }
   if (error instanceof SandcastApiError) {
-    console.error(`sandcast: ${error.message} (${error.code})`);
-    const issues = (error.details?.issues as Array<{ path: string; message: string }> | undefined) ?? [];
-    for (const issue of issues) console.error(`  ${issue.path}: ${issue.message}`);
+    const [first, ...rest] = describeApiError(error);
+    console.error(`sandcast: ${first}`);
+    for (const line of rest) console.error(line);
     process.exit(1);
   }
   throw error;

@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import type { RouteAccess } from '@sandcast/core';
 import { SandcastError } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { Clock } from './clock.ts';
 import type { ServerConfig } from './config.ts';
 import { registerAccessControl } from './http/auth.ts';
@@ -11,6 +11,7 @@ import { registerHostGuard } from './http/host-guard.ts';
 import { registerWebUi } from './http/web-ui.ts';
 import './http/fastify-types.ts';
 import type { RunningExecs } from './http/exec-reply.ts';
+import { registerRequestLogging } from './http/request-logging.ts';
 import type { RouteEntry } from './http/route-entry.ts';
 import { registerActivityRoutes } from './http/routes/activity.routes.ts';
 import { registerApiDocsRoutes } from './http/routes/api-docs.routes.ts';
@@ -73,6 +74,8 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     bodyLimit: BODY_LIMIT_BYTES,
+    // Written by registerRequestLogging at debug instead of info.
+    logController: new LogController({ disableRequestLogging: true }),
     // Let in-flight requests finish on close, but drop idle keep-alive sockets at once.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -95,6 +98,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, access: access as RouteAccess, feature });
   });
   registerErrorHandling(app);
+  registerRequestLogging(app);
   const metrics = deps.metrics ?? createMetrics({ store: deps.store });
   registerRequestTiming(app, { metrics });
   registerDrainOnClose(app);

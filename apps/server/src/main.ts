@@ -1,5 +1,6 @@
 import { loadConfig } from './config.ts';
 import { startServer } from './server.ts';
+import { formatStartupSummary, gatherStartupSummary } from './startup-summary.ts';
 
 // The composition root: configuration from the environment, then run until a signal.
 let config: ReturnType<typeof loadConfig>;
@@ -14,6 +15,9 @@ const server = await startServer(config).catch((error: Error) => {
   console.error(`sandcast: could not start: ${error.message}`);
   process.exit(1);
 });
+
+// One human summary on stderr (stdout carries the JSON log lines): where everything is.
+process.stderr.write(formatStartupSummary(await gatherStartupSummary(server, config)));
 
 let stopping = false;
 const stop = (signal: string) => {

@@ -43,7 +43,8 @@ export async function startTestServer(options: {
   const config = loadConfig({
     SANDCAST_PORT: '0',
     SANDCAST_DATA_DIR: dataDir,
-    SANDCAST_LOG_LEVEL: 'info',
+    // Request lines are written at debug: the tests that say a secret never reaches the log need them there.
+    SANDCAST_LOG_LEVEL: 'debug',
     SANDCAST_ENABLE_FAKE_PROVIDER: '1',
     SANDCAST_DEPLOYMENT_MODE: options.mode ?? 'local_trusted',
     // The SSH gateway is opt-in in tests (env SANDCAST_SSH_PORT: '0'), so parallel servers never contend for 2222.

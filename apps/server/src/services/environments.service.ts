@@ -37,6 +37,13 @@ function configIssues(error: z.ZodError): Array<{ path: string; message: string 
   return error.issues.map((issue) => ({ path: ['config', ...issue.path.map(String)].join('.'), message: issue.message }));
 }
 
+/** zod's fallback messages for a missing or mistyped field, in words. */
+function requiredInWords(issue: z.core.$ZodRawIssue): string | undefined {
+  if (issue.code !== 'invalid_type') return undefined;
+  if (issue.input === undefined) return `required (${issue.expected})`;
+  return `must be ${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}, not ${issue.input === null ? 'null' : Array.isArray(issue.input) ? 'an array' : typeof issue.input}`;
+}
+
 /** An edit's outcome: the environment, whether it made a revision, and what that did to the active image. */
 export interface EnvironmentUpdate {
   environment: Environment;
@@ -82,13 +89,15 @@ export function createEnvironmentsService({
   /** Parses a config for a provider and returns it sealed for storage and open for comparison. */
   const prepareConfig = async (registered: RegisteredProvider, incoming: Doc, currentOpen: Doc | null) => {
     const resolved = resolveSecretPlaceholders(incoming, registered.secretPaths, currentOpen);
-    const parsed = registered.provider.configSchema.safeParse(resolved);
+    // A provider's own field messages win; a field without one still reads "required", not zod's "expected string, received undefined".
+    const parsed = registered.provider.configSchema.safeParse(resolved, { error: requiredInWords });
     if (!parsed.success) {
-      const first = parsed.error.issues[0];
-      const where = first && first.path.length > 0 ? `config.${first.path.join('.')}: ` : '';
-      throw new SandcastError('validation_failed', `the ${registered.provider.id} config is invalid: ${where}${first?.message}`, {
-        issues: configIssues(parsed.error),
-      });
+      const issues = configIssues(parsed.error);
+      throw new SandcastError(
+        'validation_failed',
+        `the ${registered.provider.id} config is invalid: ${issues[0]?.path.replace(/^config\.?/, '') || '(config)'}: ${issues[0]?.message}`,
+        { issues },
+      );
     }
     const refused = environmentConfigIssues(parsed.data, await policy());
     if (refused.length > 0) {

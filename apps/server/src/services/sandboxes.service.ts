@@ -11,7 +11,12 @@ import { type EnvironmentContextLoader, requireBootable, requireRegisteredProvid
 
 export type SandboxesService = ReturnType<typeof createSandboxesService>;
 
-const PROBE_COMMAND = ['sh', '-c', 'echo sandcast-probe-ok; uname -srm; id -u; pwd'];
+// Each line says what it is: the output is shown to people (CLI and UI), a bare `0` from `id -u` was not.
+const PROBE_COMMAND = [
+  'sh',
+  '-c',
+  'echo sandcast-probe-ok; echo "kernel: $(uname -srm)"; echo "user id: $(id -u)"; echo "working directory: $(pwd)"',
+];
 
 /**
  * Sandboxes created from environments. A sandbox boots from the environment's active custom

@@ -1,4 +1,5 @@
 import type { ChangeKind, FileChange } from '@sandcast/provider-sdk';
+import { WORKDIR } from './config.ts';
 import { toProviderError } from './connection.ts';
 import type { ContainerHandle } from './containers.ts';
 import { runExec } from './exec.ts';
@@ -86,5 +87,20 @@ export async function listChanges(handle: ContainerHandle): Promise<FileChange[]
       const stat = kind === 'deleted' ? undefined : stats.get(change.Path);
       return { path: change.Path, kind, sizeBytes: stat?.size ?? null, type: stat?.type ?? 'other' };
     })
+    .filter(isRealChange)
     .sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/**
+ * The engine reports a directory as modified whenever an entry in it was added or removed, or its
+ * mtime moved (`/usr`, `/usr/sbin` for the engine's own docker-init, the workdir). Those entries
+ * are reported themselves, so a modified directory says nothing the review does not already show.
+ * The one change this hides is a chmod/chown of an existing directory: the diff carries no
+ * metadata to tell it from an mtime, and the review is about files and likely secrets. The
+ * working directory the engine adds to an image without one is no change of the operator's either.
+ */
+function isRealChange(change: FileChange): boolean {
+  if (change.type !== 'directory') return true;
+  // The engine creates the working directory in every container whose image lacks it.
+  return !(change.kind === 'modified' || (change.kind === 'added' && change.path === WORKDIR));
 }

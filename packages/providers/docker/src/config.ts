@@ -14,9 +14,17 @@ const dockerHostSchema = z
   );
 
 /** Environment config of the Docker provider, as the UI form shows it. */
+/** What `image` is, in the words its errors use. */
+const IMAGE_HINT = 'the Docker image to boot, e.g. debian:bookworm (docker images lists the local ones)';
+
 export const dockerConfigSchema = z.strictObject({
   /** A local image name or id the sandboxes boot from, such as `debian:bookworm`. Part of the boot source. */
-  image: z.string().trim().min(1),
+  image: z
+    .string({
+      error: (issue) => (issue.input === undefined ? `required — ${IMAGE_HINT}` : `must be a string — ${IMAGE_HINT}`),
+    })
+    .trim()
+    .min(1, `must not be empty — ${IMAGE_HINT}`),
   /** CPU limit in cores (fractions allowed). Default: no limit. Runtime knob. */
   cpu: z.number().positive().max(256).optional(),
   /** Memory limit in MiB; swap is not added on top. Default: no limit. Runtime knob. */

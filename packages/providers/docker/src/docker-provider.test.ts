@@ -291,6 +291,9 @@ describe('docker provider against a real engine', () => {
     expect(changes).toContainEqual(expect.objectContaining({ path: '/etc/issue', kind: 'modified', type: 'file' }));
     expect(changes).toContainEqual(expect.objectContaining({ path: '/etc/debian_version', kind: 'deleted' }));
     expect(changes.some((c) => c.path.endsWith('docker-init'))).toBe(false);
+    // Directories whose entries changed (/etc, /opt) or whose mtime moved (/usr, /workspace) are not changes of their own.
+    expect(changes.filter((c) => c.type === 'directory' && c.kind === 'modified')).toEqual([]);
+    expect(changes.some((c) => c.path === '/workspace')).toBe(false);
   });
 
   test('files: relative paths land in the workspace, symlinks are followed, modes are kept', async () => {

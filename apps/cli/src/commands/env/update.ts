@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { contextFrom } from '../../context.ts';
 import { applyAssignments, UsageError } from '../../format.ts';
 import { configOption, parseConfigJson, setOption } from './config-options.ts';
-import { renderEnvironment } from './render.ts';
+import { describeReconciliation, renderEnvironment } from './render.ts';
 
 export function registerEnvUpdate(env: Command): void {
   env
@@ -26,6 +26,12 @@ export function registerEnvUpdate(env: Command): void {
         updated.currentRevision.number === current.currentRevision.number
           ? 'no new revision'
           : `revision ${current.currentRevision.number} → ${updated.currentRevision.number}`;
-      ctx.print(updated, () => `updated ${updated.name} (${note})\n${renderEnvironment(updated)}`);
+      ctx.print(updated, () =>
+        [
+          `updated ${updated.name} (${note})`,
+          renderEnvironment(updated),
+          ...describeReconciliation(updated.name, updated.customImageReconciliation),
+        ].join('\n'),
+      );
     });
 }

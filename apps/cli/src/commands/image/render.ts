@@ -9,7 +9,7 @@ import {
 } from '@sandcast/contracts';
 import { formatTime, table } from '../../format.ts';
 
-/** One line naming an image: "tpl_1 (snapshot sbx-ref, captured 2025-03-01 09:30:12Z)". */
+/** One line naming an image: "tpl_1 (snapshot sbx-ref, captured 3 min ago (2025-03-01T09:30:12Z))". */
 export function describeTemplate(template: CustomImageTemplateBody): string {
   const ref = template.providerRef ? ` ${template.providerRef}` : '';
   return `${template.id} (${template.kind}${ref}, captured ${formatTime(template.capturedAt)})`;
@@ -85,11 +85,16 @@ export function renderChanges(changes: SetupChanges): string {
     ),
     `${changes.changes.length} change${changes.changes.length === 1 ? '' : 's'}, ${formatBytes(changes.totalBytes)}${changes.truncated ? ' (list cut at the limit)' : ''}`,
   ];
-  if (changes.warnings.length) {
-    lines.push('', 'Warning: these look like secrets and would be baked into the image:');
-    for (const w of changes.warnings) lines.push(`  ${w.path}: ${w.reason}`);
-  }
+  if (changes.warnings.length) lines.push('', renderSecretWarnings(changes.warnings));
   return lines.join('\n');
+}
+
+/** The review's likely secrets as `path:line: kind` lines; never the secret itself (the server does not send it). */
+export function renderSecretWarnings(warnings: SetupChanges['warnings']): string {
+  return [
+    'Warning: these look like secrets and would be baked into the image:',
+    ...warnings.map((w) => `  ${w.path}${w.line === undefined ? '' : `:${w.line}`}: ${w.reason}`),
+  ].join('\n');
 }
 
 /** How to reach the setup sandbox, in words. */

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { type CliContext, contextFrom } from '../../context.ts';
 import { CommandFailed, UsageError } from '../../format.ts';
 import { withProgress } from '../../progress.ts';
+import { confirmCaptureReview } from './capture-review.ts';
 import { describeSession, describeTemplate, renderConnection } from './render.ts';
 import { interruptLatch, waitForOperator } from './wait-for-operator.ts';
 
@@ -10,6 +11,7 @@ interface SetupOptions {
   ttl?: string;
   from?: string;
   wait: boolean;
+  yes: boolean;
 }
 
 export function registerImageSetup(image: Command): void {
@@ -26,6 +28,7 @@ export function registerImageSetup(image: Command): void {
       '--from <templateId>',
       'start from this image (it must be the active one); default: the active image if any (Refresh), else the base configuration',
     )
+    .option('-y, --yes', 'capture even when the review finds likely secrets, without asking', false)
     .option('--no-wait', 'print the connection details and exit; finish later with `sandcast image finish <env>`')
     .action(async (idOrName: string, options: SetupOptions, command: Command) => {
       const ctx = contextFrom(command);
@@ -62,6 +65,10 @@ export function registerImageSetup(image: Command): void {
           interrupted: latch.interrupted,
           poll: async () => (await ctx.client.customImages.getSetup(session.id)).session.status,
         });
+        // Likely secrets are shown (and, at a terminal, confirmed) before the capture; a refusal leaves the session running.
+        if (decision.kind === 'finish') {
+          await confirmCaptureReview(ctx, session.id, environment.name, { yes: options.yes }).finally(() => process.stdin.destroy());
+        }
         // Nothing more is read; an open stdin (a pipe nobody closed, a terminal) would keep the command alive.
         process.stdin.destroy();
         switch (decision.kind) {

@@ -1,0 +1,90 @@
+import { ErrorCodeSchema } from '@sandcast/contracts';
+import { describe, expect, it } from 'vitest';
+import { describeApiError } from './api-error-words.ts';
+
+describe('describeApiError', () => {
+  it.each([...ErrorCodeSchema.options, 'http_error' as const])('%s: names the code and never an internal state or API route', (code) => {
+    const lines = describeApiError({
+      code,
+      message: 'a setup session is already waiting_for_user (setup_1); GET /api/sandbox-targets lists the registered ones',
+      details: undefined,
+    });
+    expect(lines[0]).toMatch(new RegExp(`\\(${code}\\)$`));
+    const text = lines.join('\n');
+    expect(text).not.toMatch(/waiting_for_user|\/api\//);
+    expect(text).toContain('"Setup running" (setup_1)');
+    expect(text).toContain('`sandcast targets` lists the registered ones');
+  });
+
+  it.each([
+    ['unauthorized', /--api-key or SANDCAST_API_KEY/],
+    ['host_not_allowed', /--url \(or SANDCAST_URL\)/],
+    ['provider_unavailable', /`sandcast targets` shows which providers can run here/],
+    ['capability_unsupported', /`sandcast targets` lists what each provider can do/],
+    ['internal', /server log/],
+  ] as const)('%s: says what to do next on the command line', (code, hint) => {
+    expect(describeApiError({ code, message: 'refused', details: undefined }).join('\n')).toMatch(hint);
+  });
+
+  it('a busy setup slot says which commands free it', () => {
+    const lines = describeApiError({
+      code: 'conflict',
+      message: 'a setup session is already capturing (setup_2) for this environment; finish or cancel it first',
+      details: undefined,
+    });
+    expect(lines).toEqual([
+      'a setup session is already "Capturing template" (setup_2) for this environment; finish or cancel it first (conflict)',
+      'Finish it with `sandcast image finish <env>`, or cancel it with `sandcast image cancel <env>`.',
+    ]);
+  });
+
+  it('a state the server already labelled is said once', () => {
+    const [line] = describeApiError({
+      code: 'conflict',
+      message: 'the setup session is cancelled ("Setup cancelled"); start a new one',
+      details: undefined,
+    });
+    expect(line).toBe('the setup session is "Setup cancelled"; start a new one (conflict)');
+  });
+
+  it('validation_failed: request fields read as the flags that set them, bounds in words', () => {
+    const lines = describeApiError({
+      code: 'validation_failed',
+      message: 'invalid request body: ttlSeconds: Too small: expected number to be >=60',
+      details: {
+        issues: [
+          { path: 'ttlSeconds', message: 'Too small: expected number to be >=60' },
+          { path: 'config.image', message: 'required — the Docker image to boot, e.g. debian:bookworm' },
+          { path: 'name', message: 'use lowercase letters' },
+        ],
+      },
+    });
+    expect(lines).toEqual([
+      '--ttl must be at least 60 (validation_failed)',
+      '  --set image=…: required — the Docker image to boot, e.g. debian:bookworm',
+      '  name: use lowercase letters',
+    ]);
+  });
+
+  it('validation_failed with its own message keeps it, in CLI words, and lists the fields below', () => {
+    const lines = describeApiError({
+      code: 'validation_failed',
+      message: 'unknown provider "nope"; GET /api/sandbox-targets lists the registered ones (local, docker)',
+      details: { issues: [{ path: 'provider', message: 'unknown provider "nope"' }] },
+    });
+    expect(lines).toEqual([
+      'unknown provider "nope"; `sandcast targets` lists the registered ones (local, docker) (validation_failed)',
+      '  --provider: unknown provider "nope"',
+    ]);
+  });
+
+  it('an API field named in prose reads as its flag', () => {
+    const [line] = describeApiError({
+      code: 'unprocessable',
+      message:
+        'the boot source changed since this image was linked (image). Send confirmBootSourceDrift: true to relink anyway, or capture a new image.',
+      details: undefined,
+    });
+    expect(line).toContain('Send --confirm-boot-source-drift to relink anyway');
+  });
+});

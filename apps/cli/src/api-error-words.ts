@@ -1,0 +1,107 @@
+import type { SandcastApiError, SandcastApiErrorCode } from '@sandcast/client';
+import { SETUP_SESSION_LABELS } from '@sandcast/contracts';
+
+/**
+ * The one place an API error becomes CLI words: API routes in messages become the commands that do
+ * the same, request fields become the flags that set them, setup session states read as the UI
+ * names them, and each code adds what to do next on the command line.
+ */
+export function describeApiError(error: Pick<SandcastApiError, 'code' | 'message' | 'details'>): string[] {
+  const issues = issuesOf(error.details);
+  // The request-schema refusal ("invalid request body: ttlSeconds: …") is its first issue, said better in flags.
+  const generic = /^invalid request (body|query|params): /.test(error.message) && issues.length > 0;
+  const message = generic ? issueWords(issues[0]!) : toCliWords(error.message);
+  const lines = [`${message} (${error.code})`];
+  for (const issue of issues.slice(generic ? 1 : 0)) lines.push(`  ${issueWords(issue)}`);
+  const hint = /setup session is already/.test(error.message)
+    ? 'Finish it with `sandcast image finish <env>`, or cancel it with `sandcast image cancel <env>`.'
+    : HINTS[error.code];
+  if (hint && !message.includes(hint)) lines.push(hint);
+  return lines;
+}
+
+/** What each code means to someone at a shell, when the message alone does not say it. */
+const HINTS: Record<SandcastApiErrorCode, string | null> = {
+  bad_request: null,
+  validation_failed: null,
+  unauthorized:
+    'Pass an API key with --api-key or SANDCAST_API_KEY (an authenticated server writes its first admin key to <data dir>/admin-api-key).',
+  forbidden: null,
+  feature_disabled: null,
+  host_not_allowed: 'Point --url (or SANDCAST_URL) at a name the server answers for.',
+  not_found: null,
+  conflict: null,
+  invalid_transition: null,
+  payload_too_large: null,
+  unsupported_media_type: null,
+  capability_unsupported: '`sandcast targets` lists what each provider can do.',
+  unprocessable: null,
+  provider_unavailable: '`sandcast targets` shows which providers can run here, and why not.',
+  provider_error: null,
+  internal: 'The server log has the details.',
+  http_error: 'Is --url (or SANDCAST_URL) a Sandcast server?',
+};
+
+/** API routes named in server messages, and the command that does the same. */
+const ROUTE_COMMANDS: Array<[RegExp, string]> = [
+  [/`?GET \/api\/sandbox-targets`?/g, '`sandcast targets`'],
+  [/`?GET \/api\/environments`?/g, '`sandcast env list`'],
+  [/`?GET \/api\/keys`?/g, '`sandcast keys list`'],
+  [/`?GET \/api\/sandboxes`?/g, '`sandcast sandbox list`'],
+];
+
+/** Request fields the CLI sends, and the flag (or argument) a user sets them with. */
+const FIELD_FLAGS: Record<string, string> = {
+  ttlSeconds: '--ttl',
+  templateId: '--from',
+  reason: '--reason',
+  role: '--role',
+  provider: '--provider',
+  deleteProviderTemplate: '--delete-provider-template',
+  confirmBootSourceDrift: '--confirm-boot-source-drift',
+};
+
+const STATUSES = Object.keys(SETUP_SESSION_LABELS);
+// Snake-case states anywhere; plain words (starting, capturing, failed …) only where they name a session's state.
+const STATUS_WORDS = new RegExp(
+  `\\b(?:${STATUSES.filter((s) => s.includes('_')).join('|')})\\b|(?<=\\b(?:already|session is|is now) )(?:${STATUSES.join('|')})\\b`,
+  'g',
+);
+
+/** Server prose in CLI words: routes → commands, field names → flags, setup states → their labels. */
+function toCliWords(message: string): string {
+  let out = message;
+  for (const [route, command] of ROUTE_COMMANDS) out = out.replace(route, command);
+  out = out
+    .replace(STATUS_WORDS, (status) => `"${SETUP_SESSION_LABELS[status as keyof typeof SETUP_SESSION_LABELS]}"`)
+    // Messages that already gave the label after the state ("is cancelled (\"Setup cancelled\")") say it once.
+    .replace(/"([^"]+)" \("\1"\)/g, '"$1"');
+  // Only camelCase names: plain words such as "provider" or "reason" are prose as often as fields.
+  for (const [field, flag] of Object.entries(FIELD_FLAGS).filter(([f]) => /[A-Z]/.test(f)))
+    out = out.replace(new RegExp(`\\b(send |set )?${field}(: true)?\\b`, 'g'), flag);
+  return out;
+}
+
+interface Issue {
+  path: string;
+  message: string;
+}
+
+function issuesOf(details: Record<string, unknown> | undefined): Issue[] {
+  const raw = details?.issues;
+  if (!Array.isArray(raw)) return [];
+  return raw.filter((i): i is Issue => typeof i?.path === 'string' && typeof i?.message === 'string');
+}
+
+/** `ttlSeconds: Too small: expected number to be >=60` → `--ttl must be at least 60`; config fields read as `--set field=…`. */
+function issueWords(issue: Issue): string {
+  const flag = FIELD_FLAGS[issue.path];
+  const where = flag ?? (issue.path.startsWith('config.') ? `--set ${issue.path.slice('config.'.length)}=…` : issue.path);
+  const bound = /^Too (small|big): expected (?:number|int) to be ([<>]=?)(\S+)$/.exec(issue.message);
+  if (bound) {
+    const [, , op, n] = bound;
+    const words = { '>=': 'at least', '>': 'more than', '<=': 'at most', '<': 'less than' }[op!];
+    return `${where} must be ${words} ${n}`;
+  }
+  return `${where}: ${toCliWords(issue.message)}`;
+}
