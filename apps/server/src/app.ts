@@ -139,10 +139,18 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
  * While closing, answers carry `Connection: close`, so a keep-alive socket whose request was in
  * flight when shutdown began is closed right after its answer instead of holding the close open.
  */
+/** How long in-flight requests get to finish once the server closes; then their connections are cut. */
+const DRAIN_DEADLINE_MS = 10_000;
+
 function registerDrainOnClose(app: FastifyInstance): void {
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    // A connection still open after the grace period (a client that vanished mid-request, whose
+    // socket never said so) is cut, so closing the server never hangs on it.
+    const deadline = setTimeout(() => app.server.closeAllConnections(), DRAIN_DEADLINE_MS);
+    deadline.unref();
+    app.server.once('close', () => clearTimeout(deadline));
   });
   app.addHook('onSend', async (_request, reply, payload) => {
     if (closing) reply.header('connection', 'close');
