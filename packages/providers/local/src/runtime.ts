@@ -104,7 +104,8 @@ function commonArgs(spec: SandboxProcessSpec): string[] {
 }
 
 function prologue(spec: Pick<SandboxProcessSpec, 'procsFiles' | 'oomScoreAdj'>): string {
-  const steps = spec.procsFiles.map((file) => `echo $$ > ${shellQuote(file)} || exit 125`);
+  // Sandbox processes start with the conventional umask, not the server's private 077.
+  const steps = ['umask 022', ...spec.procsFiles.map((file) => `echo $$ > ${shellQuote(file)} || exit 125`)];
   if (spec.oomScoreAdj !== null && spec.oomScoreAdj !== undefined)
     steps.push(`echo ${Math.trunc(spec.oomScoreAdj)} > /proc/self/oom_score_adj || exit 125`);
   return steps.join('; ');

@@ -206,10 +206,11 @@ describe('local provider containment', () => {
         config: { ...BASE_CONFIG, workdir: '/srv/app' },
       });
       const seen = await sh(
-        'stat -c "%a %n" / /usr /srv/app; su nobody -s /bin/sh -c "test -x /usr/bin/env && echo nobody-ok" 2>&1',
+        'stat -c "%a %n" / /usr /srv/app; su nobody -s /bin/sh -c "test -x /usr/bin/env && echo nobody-ok" 2>&1; umask',
         instanceId,
       );
-      expect(seen.stdout).toBe('755 /\n755 /usr\n755 /srv/app\nnobody-ok\n');
+      // Files the sandbox makes are not private to root either: its processes start with umask 022.
+      expect(seen.stdout).toBe('755 /\n755 /usr\n755 /srv/app\nnobody-ok\n0022\n');
       await temp.provider.destroy(instanceId);
     } finally {
       process.umask(previous);
