@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEPLOYMENT_MODES, type DeploymentMode, SandcastError } from '@sandcast/core';
+import { DEFAULT_PORTS_BASE_DOMAIN } from './ports/port-hosts.ts';
 
 /** Everything the server reads from its environment, with defaults applied. */
 export interface ServerConfig {
@@ -41,6 +42,10 @@ export interface ServerConfig {
   allowedHosts: string[];
   /** SANDCAST_PUBLIC_URL, default unset: the origin browsers reach an authenticated server at. */
   publicUrl: string | null;
+  /** SANDCAST_PORTS_BASE_DOMAIN, default `sandboxes.localhost`: sandbox ports are served at `<port>-<sandbox>.<this>`. */
+  portsBaseDomain: string;
+  /** SANDCAST_PORTS_URL_SCHEME (`http`/`https`), default SANDCAST_PUBLIC_URL's scheme, else `http`. */
+  portsUrlScheme: 'http' | 'https';
 }
 
 /** Default of SANDCAST_IMAGE_IMPORT_MAX_BYTES: 8 GiB. */
@@ -92,6 +97,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     ),
     allowedHosts: allowedHostsOf(env.SANDCAST_ALLOWED_HOSTS),
     publicUrl: publicUrlOf(env.SANDCAST_PUBLIC_URL),
+    portsBaseDomain: portsBaseDomainOf(env.SANDCAST_PORTS_BASE_DOMAIN),
+    portsUrlScheme: portsSchemeOf(env.SANDCAST_PORTS_URL_SCHEME, env.SANDCAST_PUBLIC_URL),
   };
   if (config.deploymentMode === 'local_trusted' && (config.allowedHosts.length > 0 || config.publicUrl)) {
     throw new SandcastError(
@@ -136,6 +143,23 @@ function allowedHostsOf(raw: string | undefined): string[] {
     }
   }
   return entries;
+}
+
+function portsBaseDomainOf(raw: string | undefined): string {
+  const domain = (raw || DEFAULT_PORTS_BASE_DOMAIN).toLowerCase().replace(/\.$/, '');
+  if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(domain)) {
+    throw new SandcastError(
+      'bad_request',
+      `SANDCAST_PORTS_BASE_DOMAIN must be a DNS name with at least two labels, such as sandboxes.example.com; got "${raw}"`,
+    );
+  }
+  return domain;
+}
+
+function portsSchemeOf(raw: string | undefined, publicUrl: string | undefined): 'http' | 'https' {
+  if (raw === 'http' || raw === 'https') return raw;
+  if (raw) throw new SandcastError('bad_request', `SANDCAST_PORTS_URL_SCHEME must be "http" or "https"; got "${raw}"`);
+  return publicUrl?.startsWith('https:') ? 'https' : 'http';
 }
 
 function publicUrlOf(raw: string | undefined): string | null {

@@ -24,10 +24,14 @@ import {
   type InstanceSettingsPatchBody,
   InstanceSettingsSchema,
   LogoutAnswerSchema,
+  type OpenPortBody,
+  PortUrlSchema,
   ProbeAnswerSchema,
   RelinkAnswerSchema,
   RollbackAnswerSchema,
   SandboxListSchema,
+  SandboxPortListSchema,
+  SandboxPortSchema,
   SandboxSchema,
   SandboxTargetListSchema,
   SetupChangesSchema,
@@ -203,6 +207,14 @@ export class SandcastClient {
     get: (id: string) => this.request('GET', fillPath(API_PATHS.sandbox, { id }), SandboxSchema),
     delete: (id: string) => this.request('DELETE', fillPath(API_PATHS.sandbox, { id }), SandboxSchema),
     exec: (id: string, body: ExecBody) => this.request('POST', fillPath(API_PATHS.sandboxExec, { id }), ExecResultSchema, { body }),
+    /** A sandbox's ports served as URLs; a private port's URL carries an expiring token. */
+    ports: {
+      list: async (id: string) => (await this.request('GET', fillPath(API_PATHS.sandboxPorts, { id }), SandboxPortListSchema)).ports,
+      open: (id: string, body: OpenPortBody) => this.request('POST', fillPath(API_PATHS.sandboxPorts, { id }), SandboxPortSchema, { body }),
+      url: (id: string, port: number) => this.request('GET', fillPath(API_PATHS.sandboxPortUrl, { id, port: String(port) }), PortUrlSchema),
+      close: (id: string, port: number) =>
+        this.request('DELETE', fillPath(API_PATHS.sandboxPort, { id, port: String(port) }), SandboxPortSchema),
+    },
   };
 
   async targets() {

@@ -22,6 +22,7 @@ import type {
   WriteFileOptions,
 } from '@sandcast/provider-sdk';
 import { ON_HOST_PROVIDER_CAPABILITIES } from '@sandcast/provider-sdk';
+import { openNamespacedPortStream } from '@sandcast/provider-sdk/port-forward';
 import { asBaseImageStore } from './base-image-store.ts';
 import { captureSetup } from './capture.ts';
 import { type Cgroups, detectCgroups } from './cgroups.ts';
@@ -325,6 +326,11 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         stderr: result.stderr.toString('utf8'),
         timedOut: result.timedOut,
       };
+    },
+
+    async openPortStream(instanceId: string, port: number) {
+      const record = await liveRecord(instanceId);
+      return openNamespacedPortStream({ provider: PROVIDER_ID, netnsPath: `/proc/${record.initPid}/ns/net`, port });
     },
 
     async openPty(instanceId: string, ptyOptions: PtyOptions): Promise<PtyStream> {
