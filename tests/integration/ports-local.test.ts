@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { TestServer } from './support/harness.ts';
 import { REAL_PROVIDER_DATABASE, requireForSuite, useRealProviderServer } from './support/lifecycle.ts';
-import { loopbackLookup, nextChunk, portRequest, portResponse } from './support/port-client.ts';
+import { chunkReader, loopbackLookup, portRequest, portResponse } from './support/port-client.ts';
 
 const runnable = requireForSuite('ports-local', await localSkipReason());
 const SERVER_SCRIPT = await readFile(new URL('./support/port-echo-server.mjs', import.meta.url), 'utf8');
@@ -82,10 +82,10 @@ describe.skipIf(!runnable)(`sandbox ports on the local provider [${REAL_PROVIDER
       expect(hello.headers['x-seen-cookie']).toBe('theirs=1');
 
       // A streamed answer arrives in parts: the first before the server has finished.
-      const streamed = await portResponse(`${opened.baseUrl}stream`, { cookie });
-      expect(await nextChunk(streamed)).toBe('first\n');
+      const streamed = chunkReader(await portResponse(`${opened.baseUrl}stream`, { cookie }));
+      expect(await streamed.next()).toBe('first\n');
       expect((await portRequest(`${opened.baseUrl}release`, { headers: { cookie } })).body).toBe('released\n');
-      expect(await nextChunk(streamed)).toBe('second\n');
+      expect(await streamed.next()).toBe('second\n');
 
       // A WebSocket upgrade, echoed by the server in the sandbox.
       const wsUrl = `${opened.baseUrl.replace(/^http/, 'ws')}socket`;

@@ -1,18 +1,44 @@
-import { spawn } from 'node:child_process';
-import { stat } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { ProviderError } from './errors.ts';
 
 const FORWARDER = fileURLToPath(new URL('../forwarder/port-forwarder.mjs', import.meta.url));
+const RELAY_SOURCE = fileURLToPath(new URL('../native/sandcast-port-relay.c', import.meta.url));
+const RELAY_BUILD = fileURLToPath(new URL('../scripts/build-port-relay.sh', import.meta.url));
+
+let relay: Promise<string | null> | null = null;
+
+/**
+ * The static C relay (native/sandcast-port-relay.c), built on first use and cached by the source's
+ * hash; null when it cannot be built (no gcc), and the slower node relay under nsenter is used.
+ */
+function relayBinary(): Promise<string | null> {
+  relay ??= (async () => {
+    const hash = createHash('sha256')
+      .update(await readFile(RELAY_SOURCE))
+      .digest('hex')
+      .slice(0, 16);
+    const built = fileURLToPath(new URL(`../native/build/sandcast-port-relay-${hash}`, import.meta.url));
+    if (existsSync(built)) return built;
+    return new Promise<string | null>((resolve) => {
+      execFile('/bin/sh', [RELAY_BUILD], (error) => resolve(!error && existsSync(built) ? built : null));
+    });
+  })();
+  return relay;
+}
 /** How long the forwarder may take to start and connect before the attempt is abandoned. */
 const CONNECT_DEADLINE_MS = 10_000;
 
 /**
  * A byte stream to TCP `port` on the loopback of the network namespace at `netnsPath`
  * (`/proc/<pid>/ns/net` of a sandbox's init or container), for providers whose sandboxes run on
- * this host. The sandbox gets no route out: a short-lived forwarder process (this host's node,
- * docs/decisions/0015) enters only that namespace and relays bytes over its stdin/stdout.
+ * this host. The sandbox gets no route out: a short-lived relay process enters only that namespace
+ * and relays bytes over its stdin/stdout — a static C program (about 1 ms to start), or this host's
+ * node under nsenter where it cannot be built (docs/decisions/0015-sandbox-ports.md).
  * A sandbox that shares the host's own network is refused: its "loopback" is the host's.
  */
 export async function openNamespacedPortStream(options: { provider: string; netnsPath: string; port: number }): Promise<Duplex> {
@@ -23,9 +49,11 @@ export async function openNamespacedPortStream(options: { provider: string; netn
   if (target.ino === own.ino && target.dev === own.dev) {
     throw fail('unsupported', "the sandbox shares the host's network (network: host); its ports cannot be forwarded, use network: none");
   }
-  const child = spawn('nsenter', [`--net=${netnsPath}`, '--', process.execPath, FORWARDER, String(port)], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const binary = await relayBinary();
+  const [file, args] = binary
+    ? [binary, [netnsPath, String(port)]]
+    : ['nsenter', [`--net=${netnsPath}`, '--', process.execPath, FORWARDER, String(port)]];
+  const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     if (stderr.length < 2000) stderr += chunk;

@@ -46,11 +46,25 @@ export function portResponse(url: string, headers: Record<string, string> = {}):
   });
 }
 
-/** The next chunk of a response body, as text. */
-export function nextChunk(response: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    response.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8')));
-    response.once('error', reject);
-    response.once('end', () => resolve(''));
+/** Reads a response body chunk by chunk, as text, losing none between reads ('' once it ended). */
+export function chunkReader(response: http.IncomingMessage): { next(): Promise<string> } {
+  const chunks: string[] = [];
+  let ended = false;
+  let waiting: (() => void) | null = null;
+  response.setEncoding('utf8');
+  response.on('data', (chunk: string) => {
+    chunks.push(chunk);
+    waiting?.();
   });
+  response.on('end', () => {
+    ended = true;
+    waiting?.();
+  });
+  return {
+    async next() {
+      while (chunks.length === 0 && !ended) await new Promise<void>((resolve) => (waiting = resolve));
+      waiting = null;
+      return chunks.shift() ?? '';
+    },
+  };
 }

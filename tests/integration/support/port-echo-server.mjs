@@ -16,6 +16,22 @@ const server = http.createServer((request, response) => {
     waiting.push(() => response.end('second\n'));
     return;
   }
+  const bytes = /^\/bytes\/(\d+)$/.exec(request.url ?? '');
+  if (bytes) {
+    // A large body written with backpressure (benchmarks).
+    let left = Number(bytes[1]);
+    const block = Buffer.alloc(64 * 1024);
+    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(left) });
+    const pump = () => {
+      while (left > 0) {
+        const chunk = left >= block.length ? block : block.subarray(0, left);
+        left -= chunk.length;
+        if (!response.write(chunk)) return void response.once('drain', pump);
+      }
+      response.end();
+    };
+    return pump();
+  }
   if (request.url === '/release') {
     for (const release of waiting.splice(0)) release();
     return void response.end('released\n');

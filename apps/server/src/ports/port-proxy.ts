@@ -220,15 +220,17 @@ async function handleRequest(
       response.writeHead(answerFromSandbox.statusCode ?? 502, outgoing);
       answerFromSandbox.pipe(response);
       answerFromSandbox.once('error', () => response.destroy());
-      answerFromSandbox.once('aborted', () => response.destroy());
+      answerFromSandbox.once('close', () => {
+        if (!answerFromSandbox.complete) response.destroy();
+      });
     });
     upstream.once('error', () =>
       answer(502, refusal('provider_error', 'the server in the sandbox closed the connection without an answer').body),
     );
+    // The client went away: so does the relay. The relay going away (the port closed, the server in
+    // the sandbox quit) reaches the client through the sandbox's answer, aborted or ended; cutting
+    // the response here would race its last bytes still being flushed.
     response.once('close', () => stream.destroy());
-    stream.once('close', () => {
-      if (!response.writableFinished) response.destroy();
-    });
     request.pipe(upstream);
   } catch (error) {
     deps.log.error({ err: error }, 'forwarding to a sandbox port failed');
