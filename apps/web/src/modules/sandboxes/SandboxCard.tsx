@@ -11,6 +11,7 @@ import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { ErrorState, Spinner } from '../../components/States.tsx';
 import { StatusBadge, type StatusTone } from '../../components/StatusBadge.tsx';
 import { Elapsed, Time } from '../../components/time.tsx';
+import { SandboxPorts } from './SandboxPorts.tsx';
 
 const STATUS_TONE: Record<SandboxBody['status'], StatusTone> = {
   starting: 'running',
@@ -123,6 +124,7 @@ export function SandboxCard({ sandbox, environmentName }: { sandbox: SandboxBody
           </div>
         ) : null}
       </div>
+      {sandbox.status === 'running' ? <SandboxPorts sandboxId={sandbox.id} /> : null}
       <ConfirmDialog
         open={confirmDelete}
         onOpenChange={setConfirmDelete}
