@@ -13,7 +13,7 @@ import { matchPortHost, type PortHostPolicy } from './port-hosts.ts';
 import { issuePortToken, PORT_COOKIE_TTL_MS, verifyPortToken } from './port-tokens.ts';
 
 /** The cookie a private port's URL token is exchanged for; host-only, so it names one port of one sandbox. */
-export const PORT_COOKIE = 'sandcast_port';
+const PORT_COOKIE = 'sandcast_port';
 
 const HOP_BY_HOP = new Set([
   'connection',
