@@ -103,6 +103,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     log: app.log,
     clock: deps.clock,
   });
+  app.addHook('preClose', async () => services.portConnections.closeEverything());
   const routes: RouteEntry[] = [];
   app.addHook('onRoute', (route) => {
     const { access, feature } = route.config ?? {};
@@ -181,6 +182,8 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
   });
   const terminalTokens = createTerminalTokensService({ store, setupSessions, clock: deps.clock });
   const apiKeys = createApiKeysService({ store });
+  /** The port the server listens on, once it does (server.ts sets it): port URLs name it. */
+  const listening: { port: number | null } = { port: null };
   const portHosts: PortHostPolicy = {
     baseDomain: deps.config.portsBaseDomain,
     scheme: deps.config.portsUrlScheme,
@@ -192,7 +195,6 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
       return `:${listening.port ?? deps.config.port}`;
     },
   };
-  const listening: { port: number | null } = { port: null };
   const portConnections = new PortConnections();
   return {
     listening,

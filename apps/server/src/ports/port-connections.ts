@@ -40,8 +40,8 @@ export class PortConnections {
     }
   }
 
-  /** How many connections are open to one port (tests). */
-  count(sandboxId: string, port: number): number {
-    return this.open.get(PortConnections.key(sandboxId, port))?.size ?? 0;
+  /** Ends every forwarded connection (the server is closing: upgraded sockets are not the HTTP server's to drain). */
+  closeEverything(): void {
+    for (const set of this.open.values()) for (const item of set) item.destroy();
   }
 }
