@@ -16,6 +16,7 @@ import {
   ImportBaseImageQuerySchema,
   InstanceSettingsPatchSchema,
   LoginBodySchema,
+  OpenPortBodySchema,
   RelinkBodySchema,
   StartSetupSessionBodySchema,
   TerminalSocketQuerySchema,
@@ -89,6 +90,10 @@ const CONTRACTS: Record<string, RouteContract> = {
   [`GET ${API_PATHS.sandbox}`]: {},
   [`DELETE ${API_PATHS.sandbox}`]: {},
   [`POST ${API_PATHS.sandboxExec}`]: { body: ExecBodySchema },
+  [`GET ${API_PATHS.sandboxPorts}`]: {},
+  [`POST ${API_PATHS.sandboxPorts}`]: { body: OpenPortBodySchema },
+  [`GET ${API_PATHS.sandboxPortUrl}`]: {},
+  [`DELETE ${API_PATHS.sandboxPort}`]: {},
   'GET /*': {},
 };
 

@@ -35,7 +35,7 @@ for (const database of testDatabases()) {
     it('serves default settings and merges a PATCH', async () => {
       expect(await t.client.settings.get()).toEqual({
         experimental: { enableEnvironments: false, enableSandboxDuplexBridge: false },
-        security: { allowHostNetwork: false },
+        security: { allowHostNetwork: false, allowPublicPorts: false },
       });
       await t.client.settings.update({ experimental: { enableSandboxDuplexBridge: true } });
       await t.client.settings.update({ experimental: { enableSandboxDuplexBridge: false } });

@@ -22,11 +22,15 @@ import { registerEnvironmentRoutes } from './http/routes/environments.routes.ts'
 import { registerHealthRoutes } from './http/routes/health.routes.ts';
 import { registerKeyRoutes } from './http/routes/keys.routes.ts';
 import { registerMetricsRoutes, registerRequestTiming } from './http/routes/metrics.routes.ts';
+import { registerPortRoutes } from './http/routes/ports.routes.ts';
 import { registerSandboxRoutes } from './http/routes/sandboxes.routes.ts';
 import { registerSettingsRoutes } from './http/routes/settings.routes.ts';
 import { registerTargetRoutes } from './http/routes/targets.routes.ts';
 import { registerTerminalRoutes } from './http/routes/terminal.routes.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
+import { PortConnections } from './ports/port-connections.ts';
+import type { PortHostPolicy } from './ports/port-hosts.ts';
+import { installPortProxy } from './ports/port-proxy.ts';
 import type { ProviderRegistry } from './providers/provider-registry.ts';
 import { createApiKeysService } from './services/api-keys.service.ts';
 import { createBaseImagesService } from './services/base-images.service.ts';
@@ -35,6 +39,7 @@ import { SetupEvents } from './services/custom-images/setup-events.ts';
 import { createSetupSessionsService } from './services/custom-images/setup-sessions.service.ts';
 import { createEnvironmentContextLoader } from './services/environment-context.ts';
 import { createEnvironmentsService } from './services/environments.service.ts';
+import { createPortsService } from './services/ports.service.ts';
 import { createSandboxesService } from './services/sandboxes.service.ts';
 import type { SecretBox } from './services/secrets.ts';
 import { createSettingsService } from './services/settings.service.ts';
@@ -92,6 +97,17 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   });
 
   const services = createServices(deps, app.log);
+  // Sandbox ports are answered before Fastify routes anything (their own host names).
+  installPortProxy(app.server, {
+    hosts: services.portHosts,
+    ports: services.ports,
+    secrets: deps.secrets,
+    connections: services.portConnections,
+    authenticate: (key) => services.apiKeys.authenticate(key),
+    log: app.log,
+    clock: deps.clock,
+  });
+  app.addHook('preClose', async () => services.portConnections.closeEverything());
   const routes: RouteEntry[] = [];
   app.addHook('onRoute', (route) => {
     const { access, feature } = route.config ?? {};
@@ -127,6 +143,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   });
   registerCustomImageRoutes(app, { ...services, runningExecs });
   registerSandboxRoutes(app, { ...services, runningExecs });
+  registerPortRoutes(app, services);
   registerBaseImageRoutes(app, services);
   registerTerminalRoutes(app, { ...services, authTimeoutMs: deps.config.terminalAuthTimeoutMs });
   registerApiDocsRoutes(app, { routes, version: SANDCAST_VERSION });
@@ -184,7 +201,33 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
   });
   const terminalTokens = createTerminalTokensService({ store, setupSessions, clock: deps.clock });
   const apiKeys = createApiKeysService({ store });
+  /** The port the server listens on, once it does (server.ts sets it): port URLs name it. */
+  const listening: { port: number | null } = { port: null };
+  const portHosts: PortHostPolicy = {
+    baseDomain: deps.config.portsBaseDomain,
+    scheme: deps.config.portsUrlScheme,
+    portSuffix: () => {
+      if (deps.config.publicUrl) {
+        const { port } = new URL(deps.config.publicUrl);
+        return port ? `:${port}` : '';
+      }
+      return `:${listening.port ?? deps.config.port}`;
+    },
+  };
+  const portConnections = new PortConnections();
   return {
+    listening,
+    portHosts,
+    portConnections,
+    ports: createPortsService({
+      store,
+      providers,
+      settings,
+      secrets: deps.secrets,
+      hosts: portHosts,
+      connections: portConnections,
+      clock: deps.clock,
+    }),
     settings,
     environments,
     apiKeys,
@@ -203,7 +246,14 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
       sshIdentity: sshClientIdentity(deps.config.dataDir),
     }),
     customImages: createCustomImagesService({ store, loadEnvironment, setupSessions, log }),
-    sandboxes: createSandboxesService({ store, providers, loadEnvironment, log, execOutputMaxBytes: deps.config.execOutputMaxBytes }),
+    sandboxes: createSandboxesService({
+      store,
+      providers,
+      loadEnvironment,
+      log,
+      execOutputMaxBytes: deps.config.execOutputMaxBytes,
+      portConnections,
+    }),
     baseImages: createBaseImagesService({
       store,
       providers,

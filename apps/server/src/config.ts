@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEPLOYMENT_MODES, type DeploymentMode, SandcastError } from '@sandcast/core';
 import { DEFAULT_EXEC_OUTPUT_MAX_BYTES } from '@sandcast/provider-sdk';
+import { DEFAULT_PORTS_BASE_DOMAIN } from './ports/port-hosts.ts';
 
 /** Everything the server reads from its environment, with defaults applied. */
 export interface ServerConfig {
@@ -44,6 +45,10 @@ export interface ServerConfig {
   publicUrl: string | null;
   /** SANDCAST_EXEC_OUTPUT_MAX_BYTES, default 4 MiB: output an exec JSON answer keeps per stream. */
   execOutputMaxBytes: number;
+  /** SANDCAST_PORTS_BASE_DOMAIN, default `sandboxes.localhost`: sandbox ports are served at `<port>-<sandbox>.<this>`. */
+  portsBaseDomain: string;
+  /** SANDCAST_PORTS_URL_SCHEME (`http`/`https`), default SANDCAST_PUBLIC_URL's scheme, else `http`. */
+  portsUrlScheme: 'http' | 'https';
 }
 
 /** Default of SANDCAST_IMAGE_IMPORT_MAX_BYTES: 8 GiB. */
@@ -96,6 +101,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     allowedHosts: allowedHostsOf(env.SANDCAST_ALLOWED_HOSTS),
     publicUrl: publicUrlOf(env.SANDCAST_PUBLIC_URL),
     execOutputMaxBytes: execOutputMaxBytes(env.SANDCAST_EXEC_OUTPUT_MAX_BYTES),
+    portsBaseDomain: portsBaseDomainOf(env.SANDCAST_PORTS_BASE_DOMAIN),
+    portsUrlScheme: portsSchemeOf(env.SANDCAST_PORTS_URL_SCHEME, env.SANDCAST_PUBLIC_URL),
   };
   if (config.deploymentMode === 'local_trusted' && (config.allowedHosts.length > 0 || config.publicUrl)) {
     throw new SandcastError(
@@ -140,6 +147,23 @@ function allowedHostsOf(raw: string | undefined): string[] {
     }
   }
   return entries;
+}
+
+function portsBaseDomainOf(raw: string | undefined): string {
+  const domain = (raw || DEFAULT_PORTS_BASE_DOMAIN).toLowerCase().replace(/\.$/, '');
+  if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(domain)) {
+    throw new SandcastError(
+      'bad_request',
+      `SANDCAST_PORTS_BASE_DOMAIN must be a DNS name with at least two labels, such as sandboxes.example.com; got "${raw}"`,
+    );
+  }
+  return domain;
+}
+
+function portsSchemeOf(raw: string | undefined, publicUrl: string | undefined): 'http' | 'https' {
+  if (raw === 'http' || raw === 'https') return raw;
+  if (raw) throw new SandcastError('bad_request', `SANDCAST_PORTS_URL_SCHEME must be "http" or "https"; got "${raw}"`);
+  return publicUrl?.startsWith('https:') ? 'https' : 'http';
 }
 
 function publicUrlOf(raw: string | undefined): string | null {

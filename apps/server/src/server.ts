@@ -102,6 +102,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       await reconciler.stop();
     });
     const address = await app.listen({ host: config.host, port: config.port });
+    services.listening.port = new URL(address).port ? Number(new URL(address).port) : config.port;
     app.log.info({ address, database: store.kind, deploymentMode: config.deploymentMode }, 'sandcast listening');
     let closing: Promise<void> | null = null;
     return {

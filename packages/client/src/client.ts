@@ -25,10 +25,14 @@ import {
   type InstanceSettingsPatchBody,
   InstanceSettingsSchema,
   LogoutAnswerSchema,
+  type OpenPortBody,
+  PortUrlSchema,
   ProbeAnswerSchema,
   RelinkAnswerSchema,
   RollbackAnswerSchema,
   SandboxListSchema,
+  SandboxPortListSchema,
+  SandboxPortSchema,
   SandboxSchema,
   SandboxTargetListSchema,
   SetupChangesSchema,
@@ -236,6 +240,14 @@ export class SandcastClient {
     /** Runs a command, its output arriving as it is produced. */
     execStream: (id: string, body: ExecBody, options: { signal?: AbortSignal } = {}) =>
       this.openExecStream(fillPath(API_PATHS.sandboxExec, { id }), body, options),
+    /** A sandbox's ports served as URLs; a private port's URL carries an expiring token. */
+    ports: {
+      list: async (id: string) => (await this.request('GET', fillPath(API_PATHS.sandboxPorts, { id }), SandboxPortListSchema)).ports,
+      open: (id: string, body: OpenPortBody) => this.request('POST', fillPath(API_PATHS.sandboxPorts, { id }), SandboxPortSchema, { body }),
+      url: (id: string, port: number) => this.request('GET', fillPath(API_PATHS.sandboxPortUrl, { id, port: String(port) }), PortUrlSchema),
+      close: (id: string, port: number) =>
+        this.request('DELETE', fillPath(API_PATHS.sandboxPort, { id, port: String(port) }), SandboxPortSchema),
+    },
   };
 
   async targets() {

@@ -87,6 +87,17 @@ export { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySc
 export type { ApiOperation } from './operations.ts';
 export { API_OPERATIONS } from './operations.ts';
 export { API_PATHS, fillPath } from './paths.ts';
+export type { OpenPortBody, PortUrl, PortVisibility, SandboxPort } from './ports.ts';
+export {
+  OpenPortBodySchema,
+  PORT_TOKEN_PARAM,
+  PORT_VISIBILITIES,
+  PortNumberSchema,
+  PortParamSchema,
+  PortUrlSchema,
+  SandboxPortListSchema,
+  SandboxPortSchema,
+} from './ports.ts';
 export type { CreateSandboxBody, SandboxBody } from './sandboxes.ts';
 export { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './sandboxes.ts';
 export type { InstanceSettingsBody, InstanceSettingsPatchBody } from './settings.ts';

@@ -32,6 +32,7 @@ import {
 import { HealthResponseSchema } from './health.ts';
 import { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySchema } from './keys.ts';
 import { API_PATHS } from './paths.ts';
+import { OpenPortBodySchema, PortUrlSchema, SandboxPortListSchema, SandboxPortSchema } from './ports.ts';
 import { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './sandboxes.ts';
 import { InstanceSettingsPatchSchema, InstanceSettingsSchema } from './settings.ts';
 import { SandboxTargetListSchema } from './targets.ts';
@@ -337,5 +338,35 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     summary: 'Run a command in a sandbox',
     body: ExecBodySchema,
     answer: ExecResultSchema,
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.sandboxPorts,
+    tag: 'sandboxes',
+    summary: "A sandbox's open ports",
+    answer: SandboxPortListSchema,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.sandboxPorts,
+    tag: 'sandboxes',
+    summary: 'Open a port of a sandbox as a URL',
+    body: OpenPortBodySchema,
+    status: 201,
+    answer: SandboxPortSchema,
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.sandboxPortUrl,
+    tag: 'sandboxes',
+    summary: "An open port's URL (with a fresh token for a private port)",
+    answer: PortUrlSchema,
+  },
+  {
+    method: 'DELETE',
+    path: API_PATHS.sandboxPort,
+    tag: 'sandboxes',
+    summary: 'Close a port; its URL stops answering at once',
+    answer: SandboxPortSchema,
   },
 ];

@@ -8,6 +8,8 @@ export const InstanceSettingsSchema = z.object({
   security: z.object({
     /** `network: host` for environments; never honoured in local_trusted mode. */
     allowHostNetwork: z.boolean(),
+    /** Sandbox ports opened as `public` (no credential needed to open their URL). */
+    allowPublicPorts: z.boolean(),
   }),
 });
 export type InstanceSettingsBody = z.infer<typeof InstanceSettingsSchema>;
@@ -20,6 +22,6 @@ export const InstanceSettingsPatchSchema = z.strictObject({
       enableSandboxDuplexBridge: z.boolean().optional(),
     })
     .optional(),
-  security: z.strictObject({ allowHostNetwork: z.boolean().optional() }).optional(),
+  security: z.strictObject({ allowHostNetwork: z.boolean().optional(), allowPublicPorts: z.boolean().optional() }).optional(),
 });
 export type InstanceSettingsPatchBody = z.infer<typeof InstanceSettingsPatchSchema>;

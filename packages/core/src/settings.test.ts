@@ -7,7 +7,7 @@ describe('mergeSettings', () => {
     const next = mergeSettings(DEFAULT_INSTANCE_SETTINGS, { experimental: { enableEnvironments: true } });
     expect(next).toEqual({
       experimental: { enableEnvironments: true, enableSandboxDuplexBridge: false },
-      security: { allowHostNetwork: false },
+      security: { allowHostNetwork: false, allowPublicPorts: false },
     });
     expect(mergeSettings(next, { experimental: { enableEnvironments: undefined } }).experimental.enableEnvironments).toBe(true);
   });

@@ -12,12 +12,14 @@ export interface InstanceSettings {
      * this server's API included). Never in local_trusted mode, whatever this says. Default: false.
      */
     allowHostNetwork: boolean;
+    /** Lets sandbox ports be opened `public`: their URL answers anyone who reaches it. Default: false. */
+    allowPublicPorts: boolean;
   };
 }
 
 export const DEFAULT_INSTANCE_SETTINGS: InstanceSettings = {
   experimental: { enableEnvironments: false, enableSandboxDuplexBridge: false },
-  security: { allowHostNetwork: false },
+  security: { allowHostNetwork: false, allowPublicPorts: false },
 };
 
 export interface InstanceSettingsPatch {

@@ -7,7 +7,7 @@ import type {
   SetupSessionStatus,
 } from '@sandcast/core';
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 // The tables as drizzle sees them. The SQL in ../migrations is the source of truth for the
 // database; these declarations must match it (the repository tests run against both).
@@ -143,6 +143,20 @@ export const sandboxes = pgTable('sandboxes', {
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 });
 
+/** Ports of a sandbox opened as URLs; a row exists while the port is open. */
+export const sandboxPorts = pgTable(
+  'sandbox_ports',
+  {
+    sandboxId: text('sandbox_id')
+      .notNull()
+      .references(() => sandboxes.id, { onDelete: 'cascade' }),
+    port: integer('port').notNull(),
+    visibility: text('visibility').$type<'private' | 'public'>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.sandboxId, t.port] })],
+);
+
 /** Web UI sessions (authenticated mode): the cookie token is stored only as a hash. */
 export const uiSessions = pgTable(
   'ui_sessions',
@@ -206,6 +220,7 @@ export const schema = {
   setupSessions,
   customImageTemplates,
   sandboxes,
+  sandboxPorts,
   terminalSessions,
   terminalHostKeyPins,
   sshGatewayCredentials,

@@ -2,6 +2,7 @@ import type { Database, DatabaseKind, Db } from './connect.ts';
 import { createActivityRepo } from './repos/activity.repo.ts';
 import { createApiKeysRepo } from './repos/api-keys.repo.ts';
 import { createEnvironmentsRepo } from './repos/environments.repo.ts';
+import { createSandboxPortsRepo } from './repos/sandbox-ports.repo.ts';
 import { createSandboxesRepo } from './repos/sandboxes.repo.ts';
 import { createSettingsRepo } from './repos/settings.repo.ts';
 import { createSetupSessionsRepo } from './repos/setup-sessions.repo.ts';
@@ -19,6 +20,7 @@ export interface Repositories {
   setupSessions: ReturnType<typeof createSetupSessionsRepo>;
   templates: ReturnType<typeof createTemplatesRepo>;
   sandboxes: ReturnType<typeof createSandboxesRepo>;
+  sandboxPorts: ReturnType<typeof createSandboxPortsRepo>;
   terminalSessions: ReturnType<typeof createTerminalSessionsRepo>;
   sshCredentials: ReturnType<typeof createSshCredentialsRepo>;
   uiSessions: ReturnType<typeof createUiSessionsRepo>;
@@ -34,6 +36,7 @@ export function createRepositories(db: Db): Repositories {
     setupSessions: createSetupSessionsRepo(db),
     templates: createTemplatesRepo(db),
     sandboxes: createSandboxesRepo(db),
+    sandboxPorts: createSandboxPortsRepo(db),
     terminalSessions: createTerminalSessionsRepo(db),
     sshCredentials: createSshCredentialsRepo(db),
     uiSessions: createUiSessionsRepo(db),

@@ -29,12 +29,14 @@ export interface ProviderCapabilities {
   duplexCommandStream: boolean;
   /** The provider can checkpoint workspaces natively. */
   checkpoint: boolean;
+  /** `openPortStream` reaches a TCP port on the sandbox's own loopback (its ports served as URLs). */
+  portForward: boolean;
 }
 
 /**
  * The capabilities of a provider whose sandboxes run on the Sandcast host itself (the `local` and
  * `docker` providers): a native PTY, interactive setup over it, capture into an image with change
- * tracking and deletion; no duplex stream and no native checkpoint yet. One source, so that the
+ * tracking and deletion; port forwarding into the sandbox's network namespace; no duplex stream and no native checkpoint yet. One source, so that the
  * two cannot drift apart by accident; a provider that differs spreads it and overrides the flag.
  */
 export const ON_HOST_PROVIDER_CAPABILITIES: Readonly<ProviderCapabilities> = Object.freeze({
@@ -47,4 +49,5 @@ export const ON_HOST_PROVIDER_CAPABILITIES: Readonly<ProviderCapabilities> = Obj
   changeTracking: true,
   duplexCommandStream: false,
   checkpoint: false,
+  portForward: true,
 });

@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { BaseImageStore } from './base-images.ts';
 import type { ProviderCapabilities, TemplateKind } from './capabilities.ts';
@@ -192,6 +192,12 @@ export interface SandboxProvider {
   cancelInteractiveSetup(leaseId: string): Promise<void>;
   deleteTemplate(template: TemplateRef): Promise<void>;
   listChanges(leaseId: string): Promise<FileChange[]>;
+
+  /**
+   * A byte stream to TCP `port` on the sandbox's own loopback, without giving the sandbox a route
+   * out (capability `portForward`). Resolves once connected; `not_found` when nothing listens.
+   */
+  openPortStream?(instanceId: string, port: number): Promise<Duplex>;
 
   /** Base images the provider stores itself, when it has such a store (the local provider). */
   readonly baseImages?: BaseImageStore | undefined;

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -15,6 +15,8 @@ export function isEncryptedValue(value: unknown): value is EncryptedValue {
 export interface SecretBox {
   encrypt(plaintext: unknown): EncryptedValue;
   decrypt(value: EncryptedValue): unknown;
+  /** HMAC-SHA256 of `data` (base64url) under a key derived from the secret key for `purpose` alone. */
+  sign(purpose: string, data: string): string;
 }
 
 export function createSecretBox(key: Buffer): SecretBox {
@@ -34,6 +36,10 @@ export function createSecretBox(key: Buffer): SecretBox {
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       const plain = Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]);
       return JSON.parse(plain.toString('utf8'));
+    },
+    sign(purpose, data) {
+      const subkey = createHmac('sha256', key).update(`sandcast:${purpose}`).digest();
+      return createHmac('sha256', subkey).update(data).digest('base64url');
     },
   };
 }

@@ -5,7 +5,10 @@ import { fakeClient, renderWithApi } from '../test/fake-api.tsx';
 import { SettingsPage } from './SettingsPage.tsx';
 
 const settings = (allowHostNetwork: boolean) => ({
-  body: { experimental: { enableEnvironments: true, enableSandboxDuplexBridge: false }, security: { allowHostNetwork } },
+  body: {
+    experimental: { enableEnvironments: true, enableSandboxDuplexBridge: false },
+    security: { allowHostNetwork, allowPublicPorts: false },
+  },
 });
 const authSession = (deploymentMode: 'local_trusted' | 'authenticated') => ({
   body: {

@@ -77,6 +77,13 @@ export function SettingsPage() {
                 Host networking is allowed: any environment set to network "host" gives its sandboxes this machine's network.
               </p>
             ) : null}
+            <Switch
+              label="Allow public ports"
+              description='Let sandbox ports be opened "public": their URL then answers anyone who can reach this server, with no token or key. Private ports (the default) need one. Off by default.'
+              checked={settings.data.security.allowPublicPorts}
+              disabled={update.isPending}
+              onChange={(allowPublicPorts) => update.mutate({ security: { allowPublicPorts } })}
+            />
           </div>
         )}
       </Section>

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { cp, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -179,6 +180,17 @@ export function createFakeProvider(options: FakeProviderOptions): FakeProvider {
       } catch {
         return { status: 'missing' };
       }
+    },
+
+    // Tests only: the fake has no namespace of its own, so its "sandbox loopback" is the host's.
+    openPortStream: async (instanceId, port) => {
+      await readMeta(instanceId);
+      const socket = net.connect({ host: '127.0.0.1', port });
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', resolve);
+        socket.once('error', () => reject(error('not_found', `nothing listens on port ${port} inside the sandbox`)));
+      });
+      return socket;
     },
 
     exec: async (instanceId, request): Promise<ExecResult> =>

@@ -24,6 +24,7 @@ import {
   type TemplateRef,
   type WriteFileOptions,
 } from '@sandcast/provider-sdk';
+import { openNamespacedPortStream } from '@sandcast/provider-sdk/port-forward';
 import { asBaseImageStore } from './base-image-store.ts';
 import { captureSetup } from './capture.ts';
 import { type Cgroups, detectCgroups } from './cgroups.ts';
@@ -348,6 +349,11 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
 
     async execStream(instanceId: string, request: ExecRequest): Promise<ExecProcess> {
       return startIn(await liveRecord(instanceId), request);
+    },
+
+    async openPortStream(instanceId: string, port: number) {
+      const record = await liveRecord(instanceId);
+      return openNamespacedPortStream({ provider: PROVIDER_ID, netnsPath: `/proc/${record.initPid}/ns/net`, port });
     },
 
     async openPty(instanceId: string, ptyOptions: PtyOptions): Promise<PtyStream> {

@@ -12,6 +12,7 @@ import { CopyableId } from '../../components/CopyButton.tsx';
 import { StatusBadge, type StatusTone } from '../../components/StatusBadge.tsx';
 import { Time } from '../../components/time.tsx';
 import { CommandRunner } from './CommandRunner.tsx';
+import { SandboxPorts } from './SandboxPorts.tsx';
 
 const STATUS_TONE: Record<SandboxBody['status'], StatusTone> = {
   starting: 'running',
@@ -74,6 +75,7 @@ export function SandboxCard({ sandbox, environmentName }: { sandbox: SandboxBody
         {sandbox.failureReason ? <p className="text-sm text-red-300">{sandbox.failureReason}</p> : null}
         <CommandRunner sandbox={sandbox} />
       </div>
+      {sandbox.status === 'running' ? <SandboxPorts sandboxId={sandbox.id} /> : null}
       <ConfirmDialog
         open={confirmDelete}
         onOpenChange={setConfirmDelete}

@@ -1,0 +1,103 @@
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { Duplex } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { ProviderError } from './errors.ts';
+
+const FORWARDER = fileURLToPath(new URL('../forwarder/port-forwarder.mjs', import.meta.url));
+const RELAY_SOURCE = fileURLToPath(new URL('../native/sandcast-port-relay.c', import.meta.url));
+const RELAY_BUILD = fileURLToPath(new URL('../scripts/build-port-relay.sh', import.meta.url));
+
+let relay: Promise<string | null> | null = null;
+
+/**
+ * The static C relay (native/sandcast-port-relay.c), built on first use and cached by the source's
+ * hash; null when it cannot be built (no gcc), and the slower node relay under nsenter is used.
+ */
+function relayBinary(): Promise<string | null> {
+  relay ??= (async () => {
+    const hash = createHash('sha256')
+      .update(await readFile(RELAY_SOURCE))
+      .digest('hex')
+      .slice(0, 16);
+    const built = fileURLToPath(new URL(`../native/build/sandcast-port-relay-${hash}`, import.meta.url));
+    if (existsSync(built)) return built;
+    return new Promise<string | null>((resolve) => {
+      execFile('/bin/sh', [RELAY_BUILD], (error) => resolve(!error && existsSync(built) ? built : null));
+    });
+  })();
+  return relay;
+}
+/** How long the forwarder may take to start and connect before the attempt is abandoned. */
+const CONNECT_DEADLINE_MS = 10_000;
+
+/**
+ * A byte stream to TCP `port` on the loopback of the network namespace at `netnsPath`
+ * (`/proc/<pid>/ns/net` of a sandbox's init or container), for providers whose sandboxes run on
+ * this host. The sandbox gets no route out: a short-lived relay process enters only that namespace
+ * and relays bytes over its stdin/stdout — a static C program (about 1 ms to start), or this host's
+ * node under nsenter where it cannot be built (docs/decisions/0015-sandbox-ports.md).
+ * A sandbox that shares the host's own network is refused: its "loopback" is the host's.
+ */
+export async function openNamespacedPortStream(options: { provider: string; netnsPath: string; port: number }): Promise<Duplex> {
+  const { provider, netnsPath, port } = options;
+  const fail = (code: ProviderError['code'], message: string, cause?: unknown) => new ProviderError({ provider, code, message, cause });
+  const [target, own] = await Promise.all([stat(netnsPath).catch(() => null), stat('/proc/self/ns/net')]);
+  if (!target) throw fail('not_running', 'the sandbox has no running network namespace; recreate it');
+  if (target.ino === own.ino && target.dev === own.dev) {
+    throw fail('unsupported', "the sandbox shares the host's network (network: host); its ports cannot be forwarded, use network: none");
+  }
+  const binary = await relayBinary();
+  const [file, args] = binary
+    ? [binary, [netnsPath, String(port)]]
+    : ['nsenter', [`--net=${netnsPath}`, '--', process.execPath, FORWARDER, String(port)]];
+  const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    if (stderr.length < 2000) stderr += chunk;
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(fail('timeout', `nothing answered on port ${port} inside the sandbox in time`));
+    }, CONNECT_DEADLINE_MS);
+    const done = (error?: Error) => {
+      clearTimeout(timer);
+      child.stdout.off('readable', onReadable);
+      child.off('close', onClose);
+      child.off('error', onError);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onReadable = () => {
+      const first = child.stdout.read(1) as Buffer | null;
+      if (first === null) return;
+      if (first[0] !== 0x2b) done(fail('backend', 'the port forwarder answered with an unexpected byte'));
+      else done();
+    };
+    const onClose = () => {
+      const refused = stderr.startsWith('ECONNREFUSED');
+      done(
+        fail(
+          refused ? 'not_found' : 'backend',
+          refused
+            ? `nothing listens on port ${port} inside the sandbox (on 127.0.0.1 or 0.0.0.0)`
+            : `the port forwarder failed: ${stderr.trim()}`,
+        ),
+      );
+    };
+    const onError = (error: Error) => done(fail('unavailable', `cannot start nsenter to reach the sandbox: ${error.message}`, error));
+    child.stdout.on('readable', onReadable);
+    child.once('close', onClose);
+    child.once('error', onError);
+  });
+  const stream = Duplex.from({ readable: child.stdout, writable: child.stdin });
+  child.stdin.on('error', () => undefined);
+  stream.once('close', () => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  child.once('close', () => stream.destroy());
+  return stream;
+}

@@ -1,0 +1,64 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { testDatabases } from '@sandcast/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
+
+const pglite = testDatabases().find((d) => d.kind === 'pglite')!;
+const CLI = fileURLToPath(new URL('../../apps/cli/bin/sandcast.mjs', import.meta.url));
+
+function sandcast(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('sandcast sandbox port', () => {
+  let t: TestServer;
+  let env: Record<string, string>;
+  let sandboxId: string;
+  beforeAll(async () => {
+    t = await startTestServer({ database: pglite });
+    env = { SANDCAST_URL: t.url };
+    await enableEnvironments(t.client);
+    const environment = await t.client.environments.create({ name: 'cli-ports', provider: 'fake', config: {} });
+    sandboxId = (await t.client.sandboxes.create({ environmentId: environment.id })).id;
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('opens, lists, prints the URL of and closes a port', async () => {
+    const opened = await sandcast(['sandbox', 'port', 'open', sandboxId, '3000'], env);
+    expect(opened.code, opened.stderr).toBe(0);
+    expect(opened.stdout).toContain(
+      `opened port 3000 of ${sandboxId} (private): http://3000-${sandboxId.replace('_', '-')}.sandboxes.localhost:`,
+    );
+
+    const list = await sandcast(['sandbox', 'port', 'list', sandboxId], env);
+    expect(list.stdout).toMatch(/^3000\s+private\s+http:\/\/3000-sbx-/);
+
+    const url = await sandcast(['sandbox', 'port', 'url', sandboxId, '3000'], env);
+    expect(url.stdout.trim()).toMatch(
+      /^http:\/\/3000-sbx-[0-9a-f]{32}\.sandboxes\.localhost:\d+\/\?sandcast_token=[0-9a-z]+\.[A-Za-z0-9_-]{43}$/,
+    );
+
+    const publicRefused = await sandcast(['sandbox', 'port', 'open', sandboxId, '3001', '--public'], env);
+    expect(publicRefused.code).toBe(1);
+    expect(publicRefused.stderr).toContain('allowPublicPorts');
+
+    const closed = await sandcast(['sandbox', 'port', 'close', sandboxId, '3000'], env);
+    expect(closed.stdout).toContain(`closed port 3000 of ${sandboxId}`);
+    expect((await sandcast(['sandbox', 'port', 'list', sandboxId], env)).stdout).toContain('no open ports');
+  });
+
+  it('refuses a port outside 1-65535 as a usage mistake (exit 2)', async () => {
+    for (const port of ['0', '65536', '1.5', 'http', '-1']) {
+      const result = await sandcast(['sandbox', 'port', 'open', sandboxId, port], env);
+      expect(result.code, port).toBe(2);
+      expect(result.stderr).toContain('1 to 65535');
+    }
+  });
+});

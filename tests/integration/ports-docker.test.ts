@@ -1,0 +1,78 @@
+import { createDockerProvider } from '@sandcast/provider-docker';
+import { dockerSkipReason, TEST_IMAGE } from '@sandcast/provider-docker/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import type { TestServer } from './support/harness.ts';
+import { REAL_PROVIDER_DATABASE, requireForSuite, useRealProviderServer } from './support/lifecycle.ts';
+import { loopbackLookup, portRequest } from './support/port-client.ts';
+
+const runnable = requireForSuite('ports-docker', await dockerSkipReason());
+
+/**
+ * The test image has perl and nothing else to serve with: an HTTP answer per connection, and a
+ * raw echo after an upgrade (enough to prove the forwarder relays the upgraded stream both ways).
+ */
+const PERL_SERVER = String.raw`
+use IO::Socket::INET;
+my $port = shift;
+my $server = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => $port, Listen => 16, ReuseAddr => 1) or die "listen: $!";
+open(my $ready, ">", "/tmp/ready-$port"); close($ready);
+while (my $client = $server->accept()) {
+  my $head = "";
+  while (my $line = <$client>) { $head .= $line; last if $line eq "\r\n"; }
+  if ($head =~ /^Upgrade: websocket/mi) {
+    print $client "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
+    $client->flush();
+    while (sysread($client, my $bytes, 4096)) { syswrite($client, $bytes); }
+  } else {
+    my ($path) = $head =~ /^GET (\S+)/;
+    my $body = "hello from docker port $port: $path\n";
+    print $client "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " . length($body) . "\r\nConnection: close\r\n\r\n$body";
+  }
+  close($client);
+}
+`;
+
+describe.skipIf(!runnable)(`sandbox ports on the Docker provider [${REAL_PROVIDER_DATABASE}]`, () => {
+  const { server } = useRealProviderServer((dataDir) => [createDockerProvider({ dataDir })]);
+  let t: TestServer;
+  beforeAll(() => {
+    t = server();
+  });
+
+  it("reaches a server inside a network: none container through the container's own namespace", async () => {
+    const env = await t.client.environments.create({ name: 'ports-docker', provider: 'docker', config: { image: TEST_IMAGE } });
+    const sandbox = await t.client.sandboxes.create({ environmentId: env.id });
+    try {
+      await t.client.sandboxes.exec(sandbox.id, { command: ['sh', '-c', 'printf %s "$1" > /tmp/server.pl', 'sh', PERL_SERVER] });
+      await t.client.sandboxes.exec(sandbox.id, { command: ['sh', '-c', 'nohup perl /tmp/server.pl 8080 >/tmp/server.log 2>&1 &'] });
+      const ready = await t.client.sandboxes.exec(sandbox.id, {
+        command: ['sh', '-c', 'for i in $(seq 200); do [ -f /tmp/ready-8080 ] && exit 0; sleep 0.05; done; cat /tmp/server.log; exit 1'],
+      });
+      expect(ready.exitCode, ready.stdout + ready.stderr).toBe(0);
+
+      const opened = await t.client.sandboxes.ports.open(sandbox.id, { port: 8080 });
+      expect((await portRequest(opened.baseUrl)).status).toBe(401);
+      const exchanged = await portRequest((await t.client.sandboxes.ports.url(sandbox.id, 8080)).url);
+      const cookie = String(exchanged.headers['set-cookie']).split(';')[0]!;
+      const hello = await portRequest(`${opened.baseUrl}hi`, { headers: { cookie } });
+      expect(hello.status).toBe(200);
+      expect(hello.body).toBe('hello from docker port 8080: /hi\n');
+
+      // The upgraded connection is relayed both ways (the perl server echoes raw bytes), and closed with the port.
+      const socket = new WebSocket(`${opened.baseUrl.replace(/^http/, 'ws')}ws`, { lookup: loopbackLookup, headers: { cookie } });
+      socket.on('error', () => undefined);
+      await new Promise<void>((resolve, reject) => {
+        socket.once('upgrade', () => resolve());
+        socket.once('unexpected-response', () => reject(new Error('upgrade refused')));
+      });
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      await t.client.sandboxes.ports.close(sandbox.id, 8080);
+      await closed;
+      expect((await portRequest(opened.baseUrl, { headers: { cookie } })).status).toBe(404);
+    } finally {
+      await t.client.sandboxes.delete(sandbox.id).catch(() => undefined);
+      await t.client.environments.delete(env.id).catch(() => undefined);
+    }
+  }, 120_000);
+});
