@@ -141,9 +141,12 @@ describe('hostile: DNS rebinding against a local_trusted server (finding 4)', ()
       body: JSON.stringify({ name: 'cli', role: 'agent' }),
     });
     expect(cli.status).toBe(201);
-    // Sandbox ports will be served on *.sandboxes.localhost: answered as a Host, but such a page is sandbox content, not the operator.
+    // Sandbox ports are served on *.sandboxes.localhost by the port proxy, never by the API (no such
+    // sandbox port here: 404, and no API answer); and such a page is sandbox content, not the operator.
     const sandboxHost = `8080-sbx1.sandboxes.localhost:${port}`;
-    expect((await raw(t.url, { path: '/api/health', headers: { host: sandboxHost } })).status).toBe(200);
+    const onPortHost = await raw(t.url, { path: '/api/health', headers: { host: sandboxHost } });
+    expect(onPortHost.status).toBe(404);
+    expect(onPortHost.body).not.toHaveProperty('version');
     const fromSandboxPage = await raw(t.url, {
       method: 'POST',
       path: '/api/keys',
