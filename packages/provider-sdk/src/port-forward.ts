@@ -8,7 +8,7 @@ import { ProviderError } from './errors.ts';
 
 const FORWARDER = fileURLToPath(new URL('../forwarder/port-forwarder.mjs', import.meta.url));
 const RELAY_SOURCE = fileURLToPath(new URL('../native/sandcast-port-relay.c', import.meta.url));
-const RELAY_BUILD = fileURLToPath(new URL('../scripts/build-port-relay.sh', import.meta.url));
+const BUILD_STATIC = fileURLToPath(new URL('../scripts/build-static.sh', import.meta.url));
 
 let relay: Promise<string | null> | null = null;
 
@@ -25,7 +25,7 @@ function relayBinary(): Promise<string | null> {
     const built = fileURLToPath(new URL(`../native/build/sandcast-port-relay-${hash}`, import.meta.url));
     if (existsSync(built)) return built;
     return new Promise<string | null>((resolve) => {
-      execFile('/bin/sh', [RELAY_BUILD], (error) => resolve(!error && existsSync(built) ? built : null));
+      execFile('/bin/sh', [BUILD_STATIC, RELAY_SOURCE, 'sandcast-port-relay'], (error) => resolve(!error && existsSync(built) ? built : null));
     });
   })();
   return relay;

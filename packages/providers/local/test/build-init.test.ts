@@ -8,18 +8,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const PACKAGE = join(import.meta.dirname, '..');
 
-/** scripts/build-init.sh on a copy of the package's native/ and scripts/ (the real build dir is never touched). */
+/**
+ * scripts/build-init.sh on a copy of the package's native/ and scripts/ and of provider-sdk's
+ * build-static.sh, laid out as in the repository (the real build dir is never touched).
+ */
 describe('building the sandbox init', () => {
   let dir: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'sandcast-build-init-'));
+    const root = await mkdtemp(join(tmpdir(), 'sandcast-build-init-'));
+    dir = join(root, 'providers/local');
     await cp(join(PACKAGE, 'native/sandcast-init.c'), join(dir, 'native/sandcast-init.c'));
     await cp(join(PACKAGE, 'scripts/build-init.sh'), join(dir, 'scripts/build-init.sh'));
+    await cp(join(PACKAGE, '../../provider-sdk/scripts/build-static.sh'), join(root, 'provider-sdk/scripts/build-static.sh'));
   });
 
   afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
+    await rm(join(dir, '../..'), { recursive: true, force: true });
   });
 
   it('without gcc: fails with what to install, builds nothing', async () => {
