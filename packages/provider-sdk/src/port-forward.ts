@@ -25,7 +25,9 @@ function relayBinary(): Promise<string | null> {
     const built = fileURLToPath(new URL(`../native/build/sandcast-port-relay-${hash}`, import.meta.url));
     if (existsSync(built)) return built;
     return new Promise<string | null>((resolve) => {
-      execFile('/bin/sh', [BUILD_STATIC, RELAY_SOURCE, 'sandcast-port-relay'], (error) => resolve(!error && existsSync(built) ? built : null));
+      execFile('/bin/sh', [BUILD_STATIC, RELAY_SOURCE, 'sandcast-port-relay'], (error) =>
+        resolve(!error && existsSync(built) ? built : null),
+      );
     });
   })();
   return relay;
