@@ -46,6 +46,7 @@ import { z } from 'zod';
 import { baseImagesApi } from './base-images.ts';
 import { apiErrorFromAnswer, SandcastApiError, SandcastConnectionError } from './errors.ts';
 import { ExecStream } from './exec-stream.ts';
+import { agentsApi, sandboxLifecycleApi, sessionsApi } from './sessions.ts';
 
 export interface ClientOptions {
   /** e.g. http://127.0.0.1:7420 */
@@ -62,7 +63,7 @@ export interface ClientOptions {
   fetch?: typeof fetch | undefined;
 }
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** Typed access to the Sandcast REST API. Every answer is checked against its contract schema. */
 export class SandcastClient {
@@ -142,7 +143,7 @@ export class SandcastClient {
   }
 
   /** Starts a command whose output arrives as it runs (NDJSON frames); see `ExecStream`. */
-  private openExecStream(path: string, body: ExecBody, options: { signal?: AbortSignal | undefined }): ExecStream {
+  openExecStream(path: string, body: ExecBody, options: { signal?: AbortSignal | undefined }): ExecStream {
     const controller = new AbortController();
     options.signal?.addEventListener('abort', () => controller.abort(), { once: true });
     return new ExecStream(
@@ -159,6 +160,11 @@ export class SandcastClient {
 
   /** Base images a provider keeps itself (the local provider). */
   readonly baseImages = baseImagesApi(this);
+
+  readonly agents = agentsApi(this);
+
+  /** Sessions and their primary sandbox's tools. */
+  readonly sessions = sessionsApi(this);
 
   health() {
     return this.request('GET', API_PATHS.health, HealthResponseSchema);
@@ -240,6 +246,7 @@ export class SandcastClient {
     /** Runs a command, its output arriving as it is produced. */
     execStream: (id: string, body: ExecBody, options: { signal?: AbortSignal } = {}) =>
       this.openExecStream(fillPath(API_PATHS.sandboxExec, { id }), body, options),
+    ...sandboxLifecycleApi(this),
     /** A sandbox's ports served as URLs; a private port's URL carries an expiring token. */
     ports: {
       list: async (id: string) => (await this.request('GET', fillPath(API_PATHS.sandboxPorts, { id }), SandboxPortListSchema)).ports,
@@ -262,6 +269,9 @@ export class SandcastClient {
     create: (body: CreateApiKeyBody) => this.request('POST', API_PATHS.apiKeys, CreatedApiKeySchema, { body }),
     list: async () => (await this.request('GET', API_PATHS.apiKeys, ApiKeyListSchema)).keys,
     revoke: async (id: string) => (await this.request('DELETE', fillPath(API_PATHS.apiKey, { id }), z.object({ key: ApiKeySchema }))).key,
+    /** Which agents an agent key may start sessions for. */
+    setAllowedAgents: async (id: string, allowedAgentIds: string[]) =>
+      (await this.request('PATCH', fillPath(API_PATHS.apiKey, { id }), z.object({ key: ApiKeySchema }), { body: { allowedAgentIds } })).key,
   };
 }
 

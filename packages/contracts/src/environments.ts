@@ -1,5 +1,6 @@
 import { ENVIRONMENT_NAME_PATTERN } from '@sandcast/core';
 import { z } from 'zod';
+import { SandboxSpecInputSchema, SandboxSpecSchema } from './sandbox-spec.ts';
 
 const EnvironmentName = z
   .string()
@@ -12,6 +13,7 @@ export const CreateEnvironmentBodySchema = z.strictObject({
   name: EnvironmentName,
   provider: z.string().min(1),
   config: ProviderConfig.default({}),
+  spec: SandboxSpecInputSchema.optional(),
 });
 export type CreateEnvironmentBody = z.input<typeof CreateEnvironmentBodySchema>;
 
@@ -20,8 +22,10 @@ export const UpdateEnvironmentBodySchema = z
     name: EnvironmentName.optional(),
     provider: z.string().min(1).optional(),
     config: ProviderConfig.optional(),
+    /** Merged over the current spec field by field. */
+    spec: SandboxSpecInputSchema.optional(),
   })
-  .refine((body) => Object.keys(body).length > 0, { message: 'send at least one of name, provider, config' });
+  .refine((body) => Object.keys(body).length > 0, { message: 'send at least one of name, provider, config, spec' });
 export type UpdateEnvironmentBody = z.input<typeof UpdateEnvironmentBodySchema>;
 
 /** How a stored secret field is returned: its value never leaves the server. */
@@ -38,6 +42,7 @@ export const EnvironmentSchema = z.object({
   name: z.string(),
   provider: z.string(),
   config: z.record(z.string(), z.unknown()),
+  spec: SandboxSpecSchema,
   currentRevision: EnvironmentRevisionRefSchema,
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -50,6 +55,7 @@ export const EnvironmentRevisionSchema = EnvironmentRevisionRefSchema.extend({
   environmentId: z.string(),
   provider: z.string(),
   config: z.record(z.string(), z.unknown()),
+  spec: SandboxSpecSchema,
 });
 export type EnvironmentRevisionBody = z.infer<typeof EnvironmentRevisionSchema>;
 

@@ -1,5 +1,17 @@
 export type { ActivityEntry } from './activity.ts';
 export { ActivityEntrySchema, ActivityListSchema, ActivityQuerySchema } from './activity.ts';
+export type { AgentBody, AgentVersionBody, CreateAgentBody, SandboxPolicyBody, UpdateAgentBody } from './agents.ts';
+export {
+  AgentListQuerySchema,
+  AgentListSchema,
+  AgentSchema,
+  AgentVersionListSchema,
+  AgentVersionSchema,
+  CreateAgentBodySchema,
+  SandboxBindingSchema,
+  SandboxPolicySchema,
+  UpdateAgentBodySchema,
+} from './agents.ts';
 export type { AuthSession, LoginBody } from './auth.ts';
 export { AuthSessionSchema, CSRF_HEADER, LoginBodySchema, LogoutAnswerSchema, UI_SESSION_COOKIE } from './auth.ts';
 export type { BaseImage, BuildBaseImageBody, ImageOperationLine } from './base-images.ts';
@@ -82,8 +94,8 @@ export {
 export { formatBytes } from './format.ts';
 export type { HealthResponse } from './health.ts';
 export { HealthResponseSchema } from './health.ts';
-export type { ApiKey, CreateApiKeyBody } from './keys.ts';
-export { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySchema } from './keys.ts';
+export type { ApiKey, CreateApiKeyBody, UpdateApiKeyBody } from './keys.ts';
+export { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySchema, UpdateApiKeyBodySchema } from './keys.ts';
 export type { ApiOperation } from './operations.ts';
 export { API_OPERATIONS } from './operations.ts';
 export { API_PATHS, fillPath } from './paths.ts';
@@ -98,8 +110,30 @@ export {
   SandboxPortListSchema,
   SandboxPortSchema,
 } from './ports.ts';
+export type { SandboxSpecInput } from './sandbox-spec.ts';
+export { SandboxSpecInputSchema, SandboxSpecSchema } from './sandbox-spec.ts';
 export type { CreateSandboxBody, SandboxBody } from './sandboxes.ts';
 export { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './sandboxes.ts';
+export type {
+  SandboxAction,
+  SessionBody,
+  SessionFileBody,
+  SessionSandboxBody,
+  StartSessionBody,
+  WriteSessionFileBody,
+} from './sessions.ts';
+export {
+  InlineSandboxSpecSchema,
+  SANDBOX_ACTIONS,
+  SessionFileQuerySchema,
+  SessionFileSchema,
+  SessionListSchema,
+  SessionSandboxSchema,
+  SessionSchema,
+  StartSessionBodySchema,
+  WriteSessionFileAnswerSchema,
+  WriteSessionFileBodySchema,
+} from './sessions.ts';
 export type { InstanceSettingsBody, InstanceSettingsPatchBody } from './settings.ts';
 export { InstanceSettingsPatchSchema, InstanceSettingsSchema } from './settings.ts';
 export type { SandboxTarget } from './targets.ts';

@@ -1,4 +1,4 @@
-import { SANDBOX_DESIRED_STATUSES, SANDBOX_STATUSES } from '@sandcast/core';
+import { DURABILITIES, SANDBOX_DESIRED_STATUSES, SANDBOX_STATUSES } from '@sandcast/core';
 import { z } from 'zod';
 
 export const CreateSandboxBodySchema = z.strictObject({ environmentId: z.string().min(1) });
@@ -11,9 +11,17 @@ export const SandboxSchema = z.object({
   /** The custom image it booted from; null when it booted from the base config. */
   imageId: z.string().nullable(),
   provider: z.string(),
+  /** What was asked for (`ready`, `stopped`, `deleted`); the reconciler moves `status` toward it. */
   desiredStatus: z.enum(SANDBOX_DESIRED_STATUSES),
+  /** What the provider was last seen doing. */
   status: z.enum(SANDBOX_STATUSES),
   failureReason: z.string().nullable(),
+  /** The session it is the primary sandbox of, or null. */
+  sessionId: z.string().nullable(),
+  durability: z.enum(DURABILITIES),
+  /** Goes up whenever its compute is replaced. */
+  generation: z.number().int(),
+  lastActivityAt: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

@@ -11,6 +11,12 @@ export const InstanceSettingsSchema = z.object({
     /** Sandbox ports opened as `public` (no credential needed to open their URL). */
     allowPublicPorts: z.boolean(),
   }),
+  sessions: z.object({
+    /** Providers whose bindings a configurable agent's session may override with a one-off spec. */
+    inlineProviders: z.array(z.string()),
+    /** Top-level config fields such a one-off spec may set. */
+    inlineConfigFields: z.array(z.string()),
+  }),
 });
 export type InstanceSettingsBody = z.infer<typeof InstanceSettingsSchema>;
 
@@ -23,5 +29,11 @@ export const InstanceSettingsPatchSchema = z.strictObject({
     })
     .optional(),
   security: z.strictObject({ allowHostNetwork: z.boolean().optional(), allowPublicPorts: z.boolean().optional() }).optional(),
+  sessions: z
+    .strictObject({
+      inlineProviders: z.array(z.string().min(1).max(100)).max(100).optional(),
+      inlineConfigFields: z.array(z.string().min(1).max(100)).max(100).optional(),
+    })
+    .optional(),
 });
 export type InstanceSettingsPatchBody = z.infer<typeof InstanceSettingsPatchSchema>;

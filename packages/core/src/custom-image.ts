@@ -1,6 +1,7 @@
 import type { CustomImageKind, CustomImageStatus } from './custom-image.machine.ts';
 import type { BootSource } from './fingerprint.ts';
 import type { SandboxDesiredStatus, SandboxStatus } from './sandbox.machine.ts';
+import type { SandboxSpec } from './sandbox-spec.ts';
 import type { SetupSessionStatus } from './setup-session.machine.ts';
 
 /** A captured custom image ("template") of one environment, with its provenance. */
@@ -63,6 +64,18 @@ export interface Sandbox {
   desiredStatus: SandboxDesiredStatus;
   status: SandboxStatus;
   failureReason: string | null;
+  /** The session it is the primary sandbox of; null for a sandbox created directly. */
+  sessionId: string | null;
+  /** The policy binding it was resolved from (`inline` for a one-off spec); null outside sessions. */
+  bindingName: string | null;
+  /** The spec pinned at creation (the revision's, with the binding's and a one-off spec's overrides). */
+  spec: SandboxSpec;
+  /** Top-level provider config fields a one-off spec overrode, applied over the revision's config. */
+  configOverrides: Record<string, unknown>;
+  /** Goes up whenever the compute is replaced; writes fenced on it ignore older compute. */
+  generation: number;
+  /** The last operation through Sandcast; the idle policy counts from it. */
+  lastActivityAt: string;
   createdByRole: string;
   createdByKeyId: string | null;
   createdAt: string;

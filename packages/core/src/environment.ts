@@ -1,9 +1,13 @@
+import type { SandboxSpec } from './sandbox-spec.ts';
+
 /** A named, instance-scoped configuration of one provider. The mutable head of its revisions. */
 export interface Environment {
   id: string;
   name: string;
   provider: string;
   config: Record<string, unknown>;
+  /** Durability, lifecycle, bootstrap and containment of the sandboxes it makes. */
+  spec: SandboxSpec;
   currentRevision: EnvironmentRevisionRef;
   createdAt: string;
   updatedAt: string;
@@ -20,6 +24,7 @@ export interface EnvironmentRevision extends EnvironmentRevisionRef {
   environmentId: string;
   provider: string;
   config: Record<string, unknown>;
+  spec: SandboxSpec;
 }
 
 /** Environment names: what an operator types on a command line. */

@@ -1,5 +1,7 @@
 export type { ApiKeyRole, DeploymentMode, Principal, RouteAccess } from './access.ts';
 export { API_KEY_ROLES, allows, DEPLOYMENT_MODES, ROUTE_ACCESS } from './access.ts';
+export type { Agent, AgentCapability, AgentVersion, AgentVersionRef, Session, SessionStatus } from './agent.ts';
+export { AGENT_CAPABILITIES, AGENT_NAME_PATTERN, SESSION_STATUSES } from './agent.ts';
 export type { CustomImageKind, CustomImageStatus } from './custom-image.machine.ts';
 export { CUSTOM_IMAGE_KINDS, CUSTOM_IMAGE_STATUSES, customImageMachine } from './custom-image.machine.ts';
 export type { CustomImageTemplate, RunningSetupSession, Sandbox, SetupSession } from './custom-image.ts';
@@ -18,6 +20,43 @@ export { REDACTED, redact } from './redact.ts';
 export type { SandboxDesiredStatus, SandboxStatus } from './sandbox.machine.ts';
 export { SANDBOX_DESIRED_STATUSES, SANDBOX_STATUSES, sandboxMachine } from './sandbox.machine.ts';
 export { normaliseSandboxPath, sandboxPathProblem } from './sandbox-path.ts';
+export type {
+  InlineAllowance,
+  InlineSandboxSpec,
+  PolicyIssue,
+  PolicyResolution,
+  SandboxBinding,
+  SandboxPolicy,
+  SandboxPolicyMode,
+  SessionSandboxRequest,
+} from './sandbox-policy.ts';
+export {
+  BINDING_NAME_PATTERN,
+  inlineSpecIssues,
+  MAX_BINDINGS,
+  resolveSandboxPolicy,
+  SANDBOX_POLICY_MODES,
+  sandboxPolicyIssues,
+} from './sandbox-policy.ts';
+export type {
+  Durability,
+  IdleAction,
+  NetworkContainment,
+  SandboxContainment,
+  SandboxLifecycle,
+  SandboxSpec,
+  SpecIssue,
+} from './sandbox-spec.ts';
+export {
+  bootstrapSecretIssues,
+  containmentIssues,
+  DEFAULT_SANDBOX_SPEC,
+  DURABILITIES,
+  IDLE_ACTIONS,
+  NETWORK_CONTAINMENTS,
+  SANDBOX_SPEC_LIMITS,
+  withSpecDefaults,
+} from './sandbox-spec.ts';
 export { CONTENT_SCAN_LIMITS, contentScanCandidates, looksBinary, scanTextForSecrets } from './secret-content-scan.ts';
 export type { SecretWarning } from './secret-scan.ts';
 export { likelySecrets } from './secret-scan.ts';

@@ -122,8 +122,9 @@ function findingOnLine(line: string, inStartupFile: boolean): string | null {
  * Scans one file's text. Each finding carries the 1-based line and the kind; the secret's text
  * never leaves this function. (Shell history is flagged by name as well, in likelySecrets.)
  */
-export function scanTextForSecrets(path: string, text: string): SecretWarning[] {
-  const startup = SHELL_STARTUP.test(path);
+export function scanTextForSecrets(path: string, text: string, options: { shellScript?: boolean } = {}): SecretWarning[] {
+  // A script that runs on every boot is read like a shell startup file: any credential assignment counts.
+  const startup = options.shellScript === true || SHELL_STARTUP.test(path);
   const history = SHELL_HISTORY.test(path);
   const findings: SecretWarning[] = [];
   let more = 0;

@@ -15,16 +15,24 @@ export interface InstanceSettings {
     /** Lets sandbox ports be opened `public`: their URL answers anyone who reaches it. Default: false. */
     allowPublicPorts: boolean;
   };
+  sessions: {
+    /** Providers whose bindings a configurable agent's session may override with a one-off spec. Default: none. */
+    inlineProviders: string[];
+    /** Top-level config fields such a one-off spec may set. Default: `cpu`, `memoryMb`. */
+    inlineConfigFields: string[];
+  };
 }
 
 export const DEFAULT_INSTANCE_SETTINGS: InstanceSettings = {
   experimental: { enableEnvironments: false, enableSandboxDuplexBridge: false },
   security: { allowHostNetwork: false, allowPublicPorts: false },
+  sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'] },
 };
 
 export interface InstanceSettingsPatch {
   experimental?: Partial<InstanceSettings['experimental']> | undefined;
   security?: Partial<InstanceSettings['security']> | undefined;
+  sessions?: Partial<InstanceSettings['sessions']> | undefined;
 }
 
 /** Applies a partial update; fields not named keep their value. */
@@ -32,6 +40,7 @@ export function mergeSettings(current: InstanceSettings, patch: InstanceSettings
   return {
     experimental: { ...current.experimental, ...stripUndefined(patch.experimental ?? {}) },
     security: { ...current.security, ...stripUndefined(patch.security ?? {}) },
+    sessions: { ...current.sessions, ...stripUndefined(patch.sessions ?? {}) },
   };
 }
 

@@ -1,9 +1,12 @@
 import type {
+  AgentCapability,
   BootSource,
   CustomImageKind,
   CustomImageStatus,
   SandboxDesiredStatus,
+  SandboxPolicy,
   SandboxStatus,
+  SessionStatus,
   SetupSessionStatus,
 } from '@sandcast/core';
 import { sql } from 'drizzle-orm';
@@ -27,6 +30,8 @@ export const environments = pgTable(
     name: text('name').notNull(),
     provider: text('provider').notNull(),
     config: jsonb('config').$type<Record<string, unknown>>().notNull(),
+    /** The stored spec; fields it lacks read as the defaults. */
+    spec: jsonb('spec').$type<Record<string, unknown>>().notNull().default({}),
     currentRevisionId: text('current_revision_id').notNull(),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
@@ -44,6 +49,7 @@ export const environmentRevisions = pgTable(
     number: integer('number').notNull(),
     provider: text('provider').notNull(),
     config: jsonb('config').$type<Record<string, unknown>>().notNull(),
+    spec: jsonb('spec').$type<Record<string, unknown>>().notNull().default({}),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex('environment_revisions_number_key').on(t.environmentId, t.number), check('number_positive', sql`${t.number} >= 1`)],
@@ -60,6 +66,8 @@ export const apiKeys = pgTable(
     createdAt: createdAt(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+    /** Agents an agent key may start sessions for. */
+    allowedAgentIds: jsonb('allowed_agent_ids').$type<string[]>().notNull().default([]),
   },
   (t) => [uniqueIndex('api_keys_hash_key').on(t.keyHash)],
 );
@@ -137,10 +145,71 @@ export const sandboxes = pgTable('sandboxes', {
   desiredStatus: text('desired_status').$type<SandboxDesiredStatus>().notNull(),
   status: text('status').$type<SandboxStatus>().notNull(),
   failureReason: text('failure_reason'),
+  sessionId: text('session_id'),
+  bindingName: text('binding_name'),
+  spec: jsonb('spec').$type<Record<string, unknown>>().notNull().default({}),
+  configOverrides: jsonb('config_overrides').$type<Record<string, unknown>>().notNull().default({}),
+  generation: integer('generation').notNull().default(1),
+  lastActivityAt: timestamp('last_activity_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   createdByRole: text('created_by_role').notNull(),
   createdByKeyId: text('created_by_key_id'),
   createdAt: createdAt(),
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+export const agents = pgTable(
+  'agents',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    displayName: text('display_name'),
+    description: text('description'),
+    currentVersionId: text('current_version_id').notNull(),
+    archivedAt: timestamp('archived_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('agents_name_key').on(t.name)],
+);
+
+/** Immutable: a trigger refuses updates. */
+export const agentVersions = pgTable(
+  'agent_versions',
+  {
+    id: text('id').primaryKey(),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id, { onDelete: 'cascade' }),
+    number: integer('number').notNull(),
+    sandboxPolicy: jsonb('sandbox_policy').$type<SandboxPolicy>().notNull(),
+    capabilities: jsonb('capabilities').$type<AgentCapability[]>().notNull().default([]),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('agent_versions_number_key').on(t.agentId, t.number)],
+);
+
+export const sessions = pgTable('sessions', {
+  id: text('id').primaryKey(),
+  agentId: text('agent_id')
+    .notNull()
+    .references(() => agents.id),
+  agentVersionId: text('agent_version_id')
+    .notNull()
+    .references(() => agentVersions.id),
+  status: text('status').$type<SessionStatus>().notNull(),
+  primarySandboxId: text('primary_sandbox_id'),
+  bindingName: text('binding_name'),
+  createdByRole: text('created_by_role').notNull(),
+  createdByKeyId: text('created_by_key_id'),
+  createdAt: createdAt(),
+  endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
+});
+
+/** Work only one server may do at a time; a holder keeps its lease by renewing it before it expires. */
+export const leaderLeases = pgTable('leader_leases', {
+  name: text('name').primaryKey(),
+  holder: text('holder').notNull(),
+  expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
 });
 
 /** Ports of a sandbox opened as URLs; a row exists while the port is open. */
@@ -221,6 +290,10 @@ export const schema = {
   customImageTemplates,
   sandboxes,
   sandboxPorts,
+  agents,
+  agentVersions,
+  sessions,
+  leaderLeases,
   terminalSessions,
   terminalHostKeyPins,
   sshGatewayCredentials,

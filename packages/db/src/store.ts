@@ -1,9 +1,12 @@
 import type { Database, DatabaseKind, Db } from './connect.ts';
 import { createActivityRepo } from './repos/activity.repo.ts';
+import { createAgentsRepo } from './repos/agents.repo.ts';
 import { createApiKeysRepo } from './repos/api-keys.repo.ts';
 import { createEnvironmentsRepo } from './repos/environments.repo.ts';
+import { createLeaderLeasesRepo } from './repos/leader-leases.repo.ts';
 import { createSandboxPortsRepo } from './repos/sandbox-ports.repo.ts';
 import { createSandboxesRepo } from './repos/sandboxes.repo.ts';
+import { createSessionsRepo } from './repos/sessions.repo.ts';
 import { createSettingsRepo } from './repos/settings.repo.ts';
 import { createSetupSessionsRepo } from './repos/setup-sessions.repo.ts';
 import { createSshCredentialsRepo } from './repos/ssh-credentials.repo.ts';
@@ -25,6 +28,9 @@ export interface Repositories {
   sshCredentials: ReturnType<typeof createSshCredentialsRepo>;
   uiSessions: ReturnType<typeof createUiSessionsRepo>;
   statusCounts: ReturnType<typeof createStatusCountsRepo>;
+  agents: ReturnType<typeof createAgentsRepo>;
+  sessions: ReturnType<typeof createSessionsRepo>;
+  leaderLeases: ReturnType<typeof createLeaderLeasesRepo>;
 }
 
 export function createRepositories(db: Db): Repositories {
@@ -41,6 +47,9 @@ export function createRepositories(db: Db): Repositories {
     sshCredentials: createSshCredentialsRepo(db),
     uiSessions: createUiSessionsRepo(db),
     statusCounts: createStatusCountsRepo(db),
+    agents: createAgentsRepo(db),
+    sessions: createSessionsRepo(db),
+    leaderLeases: createLeaderLeasesRepo(db),
   };
 }
 

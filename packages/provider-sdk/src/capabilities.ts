@@ -1,3 +1,5 @@
+import type { Durability } from '@sandcast/core';
+
 /** How a captured custom image is stored by a provider. */
 export const TEMPLATE_KINDS = ['snapshot', 'image', 'provider_template'] as const;
 export type TemplateKind = (typeof TEMPLATE_KINDS)[number];
@@ -31,6 +33,13 @@ export interface ProviderCapabilities {
   checkpoint: boolean;
   /** `openPortStream` reaches a TCP port on the sandbox's own loopback (its ports served as URLs). */
   portForward: boolean;
+  /** `stop` and `start` work: a stopped sandbox keeps its disk and starts again on the same instance id. */
+  stopStart: boolean;
+  /**
+   * The durabilities an environment on this provider may declare (`none` always). A declared one
+   * the provider cannot honour is refused when the environment is saved, never assumed.
+   */
+  durabilities: Durability[];
 }
 
 /**
@@ -50,4 +59,6 @@ export const ON_HOST_PROVIDER_CAPABILITIES: Readonly<ProviderCapabilities> = Obj
   duplexCommandStream: false,
   checkpoint: false,
   portForward: true,
+  stopStart: true,
+  durabilities: Object.freeze(['none']) as Durability[],
 });

@@ -181,6 +181,13 @@ export interface SandboxProvider {
   importWorkspace(instanceId: string, tar: Readable, path?: string): Promise<void>;
   /** Removes the compute and everything it owned. Destroying a missing instance succeeds. */
   destroy(instanceId: string): Promise<void>;
+  /**
+   * Stops the compute, keeping its disk (capability `stopStart`); `inspect` then reports `stopped`.
+   * Stopping a stopped instance succeeds; a missing one throws `not_found`.
+   */
+  stop?(instanceId: string): Promise<void>;
+  /** Starts a stopped instance again over the same disk (capability `stopStart`); `not_found` when it is gone. */
+  start?(instanceId: string): Promise<void>;
   /** Every resource this provider holds for Sandcast, for garbage collection. */
   listInstances(): Promise<ManagedInstance[]>;
   /** Every template artefact this installation's captures made, for garbage collection (optional). */

@@ -42,8 +42,16 @@ export function presentTemplate(template: CustomImageTemplate): CustomImageTempl
 }
 
 export function presentSandbox(sandbox: Sandbox): SandboxBody {
-  const { providerInstanceId: _instance, createdByKeyId: _key, createdByRole: _role, ...rest } = sandbox;
-  return rest;
+  const {
+    providerInstanceId: _instance,
+    createdByKeyId: _key,
+    createdByRole: _role,
+    bindingName: _binding,
+    spec,
+    configOverrides: _overrides,
+    ...rest
+  } = sandbox;
+  return { ...rest, durability: spec.durability };
 }
 
 export function presentOverview(overview: ImagesOverview): CustomImageOverview {

@@ -12,6 +12,8 @@ export interface ApiKeyRecord {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  /** Agents an agent key may start sessions for; admin keys ignore it. */
+  allowedAgentIds: string[];
 }
 
 const toRecord = (row: typeof apiKeys.$inferSelect): ApiKeyRecord => ({
@@ -22,6 +24,7 @@ const toRecord = (row: typeof apiKeys.$inferSelect): ApiKeyRecord => ({
   createdAt: row.createdAt.toISOString(),
   lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
   revokedAt: row.revokedAt?.toISOString() ?? null,
+  allowedAgentIds: row.allowedAgentIds,
 });
 
 /** API keys, stored only as hashes of the key. */
@@ -40,6 +43,14 @@ export function createApiKeysRepo(db: Db) {
         .select()
         .from(apiKeys)
         .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)));
+      return rows[0] ? toRecord(rows[0]) : null;
+    },
+    async get(id: string): Promise<ApiKeyRecord | null> {
+      const rows = await db.select().from(apiKeys).where(eq(apiKeys.id, id));
+      return rows[0] ? toRecord(rows[0]) : null;
+    },
+    async setAllowedAgents(id: string, agentIds: string[]): Promise<ApiKeyRecord | null> {
+      const rows = await db.update(apiKeys).set({ allowedAgentIds: agentIds }).where(eq(apiKeys.id, id)).returning();
       return rows[0] ? toRecord(rows[0]) : null;
     },
     async list(): Promise<ApiKeyRecord[]> {

@@ -1,4 +1,4 @@
-import type { Environment, EnvironmentRevision } from '@sandcast/core';
+import { type Environment, type EnvironmentRevision, type SandboxSpec, withSpecDefaults } from '@sandcast/core';
 import { and, asc, desc, eq } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
@@ -8,6 +8,8 @@ export interface NewEnvironment {
   name: string;
   provider: string;
   config: Record<string, unknown>;
+  /** Default: the default spec. */
+  spec?: SandboxSpec | undefined;
 }
 
 export interface EnvironmentChange {
@@ -15,6 +17,8 @@ export interface EnvironmentChange {
   /** When provider or config is given, revision N+1 is inserted. */
   provider?: string | undefined;
   config?: Record<string, unknown> | undefined;
+  /** A new spec also inserts revision N+1. */
+  spec?: SandboxSpec | undefined;
   /** Compare-and-set guard: the revision the caller read. */
   expectedRevisionId: string;
 }
@@ -28,6 +32,7 @@ const toRevision = (row: RevisionRow): EnvironmentRevision => ({
   number: row.number,
   provider: row.provider,
   config: row.config,
+  spec: withSpecDefaults(row.spec),
   createdAt: row.createdAt.toISOString(),
 });
 
@@ -36,6 +41,7 @@ const toEnvironment = (row: EnvRow, revision: RevisionRow): Environment => ({
   name: row.name,
   provider: row.provider,
   config: row.config,
+  spec: withSpecDefaults(row.spec),
   currentRevision: { id: revision.id, number: revision.number, createdAt: revision.createdAt.toISOString() },
   createdAt: row.createdAt.toISOString(),
   updatedAt: row.updatedAt.toISOString(),
@@ -80,6 +86,7 @@ export function createEnvironmentsRepo(db: Db) {
           name: input.name,
           provider: input.provider,
           config: input.config,
+          spec: { ...(input.spec ?? {}) },
           currentRevisionId: revisionId,
           createdAt: now,
           updatedAt: now,
@@ -87,7 +94,15 @@ export function createEnvironmentsRepo(db: Db) {
         .returning();
       const [revision] = await db
         .insert(environmentRevisions)
-        .values({ id: revisionId, environmentId: id, number: 1, provider: input.provider, config: input.config, createdAt: now })
+        .values({
+          id: revisionId,
+          environmentId: id,
+          number: 1,
+          provider: input.provider,
+          config: input.config,
+          spec: { ...(input.spec ?? {}) },
+          createdAt: now,
+        })
         .returning();
       return toEnvironment(env!, revision!);
     },
@@ -100,21 +115,22 @@ export function createEnvironmentsRepo(db: Db) {
       const current = await selectJoined().where(eq(environments.id, id));
       const row = current[0];
       if (!row || row.env.currentRevisionId !== change.expectedRevisionId) return null;
-      const newRevision = change.provider !== undefined || change.config !== undefined;
+      const newRevision = change.provider !== undefined || change.config !== undefined || change.spec !== undefined;
       const provider = change.provider ?? row.env.provider;
       const config = change.config ?? row.env.config;
+      const spec: Record<string, unknown> = change.spec ? { ...change.spec } : row.env.spec;
       const now = new Date();
       let revision = row.revision;
       if (newRevision) {
         const [inserted] = await db
           .insert(environmentRevisions)
-          .values({ id: newId('rev'), environmentId: id, number: row.revision.number + 1, provider, config, createdAt: now })
+          .values({ id: newId('rev'), environmentId: id, number: row.revision.number + 1, provider, config, spec, createdAt: now })
           .returning();
         revision = inserted!;
       }
       const updated = await db
         .update(environments)
-        .set({ name: change.name ?? row.env.name, provider, config, currentRevisionId: revision.id, updatedAt: now })
+        .set({ name: change.name ?? row.env.name, provider, config, spec, currentRevisionId: revision.id, updatedAt: now })
         .where(and(eq(environments.id, id), eq(environments.currentRevisionId, change.expectedRevisionId)))
         .returning();
       if (!updated[0]) return null;

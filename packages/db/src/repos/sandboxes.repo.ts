@@ -1,4 +1,11 @@
-import { type Sandbox, type SandboxDesiredStatus, type SandboxStatus, sandboxMachine } from '@sandcast/core';
+import {
+  type Sandbox,
+  type SandboxDesiredStatus,
+  type SandboxSpec,
+  type SandboxStatus,
+  sandboxMachine,
+  withSpecDefaults,
+} from '@sandcast/core';
 import { and, desc, eq, inArray, ne } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
@@ -16,6 +23,12 @@ const toSandbox = (row: Row): Sandbox => ({
   desiredStatus: row.desiredStatus,
   status: row.status,
   failureReason: row.failureReason,
+  sessionId: row.sessionId,
+  bindingName: row.bindingName,
+  spec: withSpecDefaults(row.spec),
+  configOverrides: row.configOverrides,
+  generation: row.generation,
+  lastActivityAt: row.lastActivityAt.toISOString(),
   createdByRole: row.createdByRole,
   createdByKeyId: row.createdByKeyId,
   createdAt: row.createdAt.toISOString(),
@@ -27,6 +40,11 @@ export interface NewSandbox {
   environmentRevisionId: string;
   imageId: string | null;
   provider: string;
+  /** Default: the default spec. */
+  spec?: SandboxSpec | undefined;
+  sessionId?: string | null | undefined;
+  bindingName?: string | null | undefined;
+  configOverrides?: Record<string, unknown> | undefined;
   createdByRole: string;
   createdByKeyId: string | null;
 }
@@ -36,14 +54,37 @@ export interface SandboxPatch {
   desiredStatus?: SandboxDesiredStatus;
   status?: SandboxStatus;
   failureReason?: string | null;
+  lastActivityAt?: Date;
+}
+
+export interface SandboxGuard {
+  /** Write only while the sandbox is still at this generation (fencing out older compute). */
+  generation?: number | undefined;
+  /** Write only while the status is one of these (narrower than the machine's sources). */
+  statuses?: readonly SandboxStatus[] | undefined;
 }
 
 export function createSandboxesRepo(db: Db) {
+  const guarded = (id: string, to: SandboxStatus | undefined, guard: SandboxGuard) => {
+    const conditions = [eq(sandboxes.id, id)];
+    if (to) conditions.push(inArray(sandboxes.status, sandboxMachine.sourcesOf(to)));
+    if (guard.statuses) conditions.push(inArray(sandboxes.status, [...guard.statuses]));
+    if (guard.generation !== undefined) conditions.push(eq(sandboxes.generation, guard.generation));
+    return and(...conditions);
+  };
+
   return {
     async insert(input: NewSandbox): Promise<Sandbox> {
       const [row] = await db
         .insert(sandboxes)
-        .values({ id: newId('sbx'), desiredStatus: 'ready', status: 'starting', ...input })
+        .values({
+          id: newId('sbx'),
+          desiredStatus: 'ready',
+          status: 'starting',
+          ...input,
+          spec: { ...(input.spec ?? {}) },
+          configOverrides: input.configOverrides ?? {},
+        })
         .returning();
       return toSandbox(row!);
     },
@@ -52,31 +93,55 @@ export function createSandboxesRepo(db: Db) {
       return rows[0] ? toSandbox(rows[0]) : null;
     },
     /** Newest first; deleted ones are left out unless asked for. */
-    async list(options: { includeDeleted?: boolean } = {}): Promise<Sandbox[]> {
-      const query = db.select().from(sandboxes);
-      const rows = await (options.includeDeleted ? query : query.where(ne(sandboxes.status, 'deleted'))).orderBy(
-        desc(sandboxes.createdAt),
-        desc(sandboxes.id),
-      );
+    async list(options: { includeDeleted?: boolean; sessionId?: string } = {}): Promise<Sandbox[]> {
+      const conditions = [];
+      if (!options.includeDeleted) conditions.push(ne(sandboxes.status, 'deleted'));
+      if (options.sessionId !== undefined) conditions.push(eq(sandboxes.sessionId, options.sessionId));
+      const rows = await db
+        .select()
+        .from(sandboxes)
+        .where(and(...conditions))
+        .orderBy(desc(sandboxes.createdAt), desc(sandboxes.id));
       return rows.map(toSandbox);
     },
     /**
      * Applies `patch`. A status change is compare-and-set on the statuses the core machine
-     * allows: from a status with no edge to the new one it throws InvalidTransition (a 409).
-     * Null when there is no such sandbox.
+     * allows (and on `guard`): from a status with no edge to the new one it throws
+     * InvalidTransition (a 409). Null when there is no such sandbox, or when the guard's
+     * generation or statuses no longer hold (another writer got there first).
      */
-    async update(id: string, patch: SandboxPatch): Promise<Sandbox | null> {
+    async update(id: string, patch: SandboxPatch, guard: SandboxGuard = {}): Promise<Sandbox | null> {
       const to = patch.status;
       const rows = await db
         .update(sandboxes)
         .set({ ...patch, updatedAt: new Date() })
-        .where(to ? and(eq(sandboxes.id, id), inArray(sandboxes.status, sandboxMachine.sourcesOf(to))) : eq(sandboxes.id, id))
+        .where(guarded(id, to, guard))
         .returning();
       if (rows[0]) return toSandbox(rows[0]);
       if (!to) return null;
-      const [current] = await db.select({ status: sandboxes.status }).from(sandboxes).where(eq(sandboxes.id, id));
-      if (current) sandboxMachine.transition(current.status, to);
+      const [current] = await db
+        .select({ status: sandboxes.status, generation: sandboxes.generation })
+        .from(sandboxes)
+        .where(eq(sandboxes.id, id));
+      // Only a missing edge is a transition error; a lost guard is the caller's race to handle.
+      if (current && !sandboxMachine.can(current.status, to)) sandboxMachine.transition(current.status, to);
       return null;
+    },
+    /**
+     * Fences the current compute: generation N → N+1 and status → starting, in one
+     * compare-and-set. Exactly one of several racing callers gets the row; the others get null.
+     */
+    async bumpGeneration(id: string, fromGeneration: number): Promise<Sandbox | null> {
+      const rows = await db
+        .update(sandboxes)
+        .set({ generation: fromGeneration + 1, status: 'starting', providerInstanceId: null, failureReason: null, updatedAt: new Date() })
+        .where(guarded(id, 'starting', { generation: fromGeneration }))
+        .returning();
+      return rows[0] ? toSandbox(rows[0]) : null;
+    },
+    /** Records an operation through Sandcast (the idle policy counts from it). */
+    async touch(id: string, at: Date): Promise<void> {
+      await db.update(sandboxes).set({ lastActivityAt: at }).where(eq(sandboxes.id, id));
     },
   };
 }

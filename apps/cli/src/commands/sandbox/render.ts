@@ -9,7 +9,7 @@ function bootSource(sandbox: SandboxBody): string {
 export function renderSandbox(sandbox: SandboxBody, environmentName?: string): string {
   const lines = [
     `id:          ${sandbox.id}`,
-    `status:      ${sandbox.status}${settling(sandbox) ? ` (being ${sandbox.desiredStatus === 'deleted' ? 'deleted' : 'paused'})` : ''}`,
+    `status:      ${sandbox.status}${settling(sandbox) ? ` (being ${sandbox.desiredStatus === 'deleted' ? 'deleted' : 'stopped'})` : ''}`,
     `environment: ${environmentName ? `${environmentName} (${sandbox.environmentId})` : (sandbox.environmentId ?? '-')}`,
     `revision:    ${sandbox.environmentRevisionId}`,
     `provider:    ${sandbox.provider}`,
@@ -22,7 +22,7 @@ export function renderSandbox(sandbox: SandboxBody, environmentName?: string): s
 
 /** True while the sandbox is on its way to a pause or a deletion someone asked for. */
 function settling(sandbox: SandboxBody): boolean {
-  return (sandbox.desiredStatus === 'deleted' || sandbox.desiredStatus === 'paused') && sandbox.status !== sandbox.desiredStatus;
+  return (sandbox.desiredStatus === 'deleted' || sandbox.desiredStatus === 'stopped') && sandbox.status !== sandbox.desiredStatus;
 }
 
 export function renderSandboxList(sandboxes: SandboxBody[], environmentNames: Map<string, string>): string {

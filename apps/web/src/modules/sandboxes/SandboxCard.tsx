@@ -17,7 +17,7 @@ import { SandboxPorts } from './SandboxPorts.tsx';
 const STATUS_TONE: Record<SandboxBody['status'], StatusTone> = {
   starting: 'running',
   running: 'active',
-  paused: 'muted',
+  stopped: 'muted',
   lost: 'warning',
   failed: 'failed',
   deleted: 'neutral',

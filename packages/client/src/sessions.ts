@@ -1,0 +1,85 @@
+import {
+  AgentListSchema,
+  AgentSchema,
+  AgentVersionListSchema,
+  API_PATHS,
+  type CreateAgentBody,
+  type ExecBody,
+  ExecResultSchema,
+  fillPath,
+  SandboxSchema,
+  SessionFileSchema,
+  SessionListSchema,
+  SessionSandboxSchema,
+  SessionSchema,
+  type StartSessionBody,
+  TerminalSessionTokenAnswerSchema,
+  type UpdateAgentBody,
+  WriteSessionFileAnswerSchema,
+  type WriteSessionFileBody,
+} from '@sandcast/contracts';
+import type { z } from 'zod';
+import type { ExecStream } from './exec-stream.ts';
+
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** What these modules need of the client (kept apart to avoid an import cycle). */
+export interface SessionRequester {
+  request<T extends z.ZodType>(
+    method: Method,
+    path: string,
+    schema: T,
+    options?: { body?: unknown; query?: Record<string, string | number | undefined> },
+  ): Promise<z.output<T>>;
+  openExecStream(path: string, body: ExecBody, options: { signal?: AbortSignal | undefined }): ExecStream;
+}
+
+/** Agents and their versions. */
+export function agentsApi(client: SessionRequester) {
+  return {
+    list: async (options: { includeArchived?: boolean } = {}) =>
+      (
+        await client.request('GET', API_PATHS.agents, AgentListSchema, {
+          query: { includeArchived: options.includeArchived ? 'true' : undefined },
+        })
+      ).agents,
+    create: (body: CreateAgentBody) => client.request('POST', API_PATHS.agents, AgentSchema, { body }),
+    get: (id: string) => client.request('GET', fillPath(API_PATHS.agent, { id }), AgentSchema),
+    update: (id: string, body: UpdateAgentBody) => client.request('PATCH', fillPath(API_PATHS.agent, { id }), AgentSchema, { body }),
+    /** Archives the agent: it starts no new sessions; its versions and sessions stay readable. */
+    archive: (id: string) => client.request('DELETE', fillPath(API_PATHS.agent, { id }), AgentSchema),
+    versions: async (id: string) =>
+      (await client.request('GET', fillPath(API_PATHS.agentVersions, { id }), AgentVersionListSchema)).versions,
+  };
+}
+
+/** Sessions and the tools of their primary sandbox, addressed by session id. */
+export function sessionsApi(client: SessionRequester) {
+  const at = (template: string, id: string) => fillPath(template, { id });
+  return {
+    list: async () => (await client.request('GET', API_PATHS.sessions, SessionListSchema)).sessions,
+    start: (body: StartSessionBody) => client.request('POST', API_PATHS.sessions, SessionSchema, { body }),
+    get: (id: string) => client.request('GET', at(API_PATHS.session, id), SessionSchema),
+    /** Tears the compute down; the records stay. */
+    end: (id: string) => client.request('POST', at(API_PATHS.sessionEnd, id), SessionSchema, { body: {} }),
+    sandbox: (id: string) => client.request('GET', at(API_PATHS.sessionSandbox, id), SessionSandboxSchema),
+    stopSandbox: (id: string) => client.request('POST', at(API_PATHS.sessionSandboxStop, id), SessionSandboxSchema, { body: {} }),
+    startSandbox: (id: string) => client.request('POST', at(API_PATHS.sessionSandboxStart, id), SessionSandboxSchema, { body: {} }),
+    exec: (id: string, body: ExecBody) => client.request('POST', at(API_PATHS.sessionExec, id), ExecResultSchema, { body }),
+    execStream: (id: string, body: ExecBody, options: { signal?: AbortSignal } = {}) =>
+      client.openExecStream(at(API_PATHS.sessionExec, id), body, options),
+    readFile: (id: string, path: string) => client.request('GET', at(API_PATHS.sessionFiles, id), SessionFileSchema, { query: { path } }),
+    writeFile: (id: string, path: string, body: WriteSessionFileBody) =>
+      client.request('PUT', at(API_PATHS.sessionFiles, id), WriteSessionFileAnswerSchema, { body, query: { path } }),
+    /** A single-use connect token for the primary sandbox's browser terminal. */
+    ptyToken: (id: string) => client.request('POST', at(API_PATHS.sessionPtyToken, id), TerminalSessionTokenAnswerSchema, { body: {} }),
+  };
+}
+
+/** Stop and start a sandbox by hand (the reconciler moves it there). */
+export function sandboxLifecycleApi(client: SessionRequester) {
+  return {
+    stop: (id: string) => client.request('POST', fillPath(API_PATHS.sandboxStop, { id }), SandboxSchema, { body: {} }),
+    start: (id: string) => client.request('POST', fillPath(API_PATHS.sandboxStart, { id }), SandboxSchema, { body: {} }),
+  };
+}

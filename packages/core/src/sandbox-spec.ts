@@ -1,0 +1,107 @@
+import { scanTextForSecrets } from './secret-content-scan.ts';
+
+/**
+ * What an environment says about the sandboxes it makes, beside the provider config: how durable
+ * they are, when they go idle, what runs on every (re)boot, and what they may reach. Part of every
+ * revision: changing any of it makes a new one. None of it changes what a custom image was built
+ * from, so an edit of the spec alone keeps the active image linked.
+ */
+export const DURABILITIES = ['none', 'provider_snapshot', 'checkpointed'] as const;
+export type Durability = (typeof DURABILITIES)[number];
+
+export const IDLE_ACTIONS = ['stop', 'keep_running', 'checkpoint_and_stop'] as const;
+export type IdleAction = (typeof IDLE_ACTIONS)[number];
+
+export const NETWORK_CONTAINMENTS = ['deny', 'allowlist'] as const;
+export type NetworkContainment = (typeof NETWORK_CONTAINMENTS)[number];
+
+export interface SandboxLifecycle {
+  /** Seconds without an operation through Sandcast after which `idleAction` applies. Default 180. */
+  idleAfterSeconds: number;
+  /** Default `stop`. */
+  idleAction: IdleAction;
+}
+
+export interface SandboxContainment {
+  /** `deny` (default): no route out. `allowlist`: only `hosts` (enforced once egress lands). */
+  network: NetworkContainment;
+  hosts: string[];
+}
+
+export interface SandboxSpec {
+  displayName: string | null;
+  description: string | null;
+  /** Declared, never assumed: a provider that cannot honour it is refused. Default `none`. */
+  durability: Durability;
+  lifecycle: SandboxLifecycle;
+  /** Shell commands run in order on create and on every replacement of the compute. */
+  bootstrap: string[];
+  containment: SandboxContainment;
+}
+
+export const SANDBOX_SPEC_LIMITS = {
+  bootstrapCommands: 32,
+  bootstrapCommandBytes: 4096,
+  displayNameChars: 100,
+  descriptionChars: 2000,
+  idleAfterSecondsMin: 10,
+  idleAfterSecondsMax: 7 * 24 * 3600,
+  allowlistHosts: 64,
+} as const;
+
+export const DEFAULT_SANDBOX_SPEC: SandboxSpec = {
+  displayName: null,
+  description: null,
+  durability: 'none',
+  lifecycle: { idleAfterSeconds: 180, idleAction: 'stop' },
+  bootstrap: [],
+  containment: { network: 'deny', hosts: [] },
+};
+
+export interface SpecIssue {
+  path: string;
+  message: string;
+}
+
+/**
+ * What the content rules say about a spec's bootstrap commands: credentials do not belong there
+ * (they would sit in every revision and every activity record), they belong in secret config fields.
+ */
+export function bootstrapSecretIssues(bootstrap: readonly string[]): SpecIssue[] {
+  const issues: SpecIssue[] = [];
+  for (const [index, command] of bootstrap.entries()) {
+    const finding = scanTextForSecrets(`bootstrap[${index}]`, command, { shellScript: true })[0];
+    if (finding) {
+      issues.push({
+        path: `spec.bootstrap.${index}`,
+        message: `looks like it holds a credential (${finding.reason}); bootstrap commands are stored in every revision — put the credential in a secret config field or a connection and read it from there`,
+      });
+    }
+  }
+  return issues;
+}
+
+/** Checks the parts of a spec the instance decides today: network containment beyond `deny`. */
+export function containmentIssues(containment: SandboxContainment): SpecIssue[] {
+  if (containment.network === 'deny') return [];
+  return [
+    {
+      path: 'spec.containment.network',
+      message: 'only "deny" is accepted until the egress proxy is available on this server; sandboxes get no route out',
+    },
+  ];
+}
+
+/** A stored spec with every field it lacks set to its default (rows written before a field existed). */
+export function withSpecDefaults(stored: Partial<Record<keyof SandboxSpec, unknown>>): SandboxSpec {
+  const lifecycle = (stored.lifecycle ?? {}) as Partial<SandboxLifecycle>;
+  const containment = (stored.containment ?? {}) as Partial<SandboxContainment>;
+  return {
+    displayName: (stored.displayName as string | null | undefined) ?? null,
+    description: (stored.description as string | null | undefined) ?? null,
+    durability: (stored.durability as Durability | undefined) ?? DEFAULT_SANDBOX_SPEC.durability,
+    lifecycle: { ...DEFAULT_SANDBOX_SPEC.lifecycle, ...lifecycle },
+    bootstrap: (stored.bootstrap as string[] | undefined) ?? [],
+    containment: { ...DEFAULT_SANDBOX_SPEC.containment, ...containment },
+  };
+}
