@@ -13,9 +13,12 @@ export function describeApiError(error: Pick<SandcastApiError, 'code' | 'message
   const message = generic ? issueWords(issues[0]!) : toCliWords(error.message);
   const lines = [`${message} (${error.code})`];
   for (const issue of issues.slice(generic ? 1 : 0)) lines.push(`  ${issueWords(issue)}`);
-  const hint = /setup session is already/.test(error.message)
-    ? 'Finish it with `sandcast image finish <env>`, or cancel it with `sandcast image cancel <env>`.'
-    : HINTS[error.code];
+  const reason = typeof error.details?.reason === 'string' ? error.details.reason : undefined;
+  const hint =
+    (reason !== undefined && Object.hasOwn(REASON_HINTS, reason) ? REASON_HINTS[reason] : undefined) ??
+    (/setup session is already/.test(error.message)
+      ? 'Finish it with `sandcast image finish <env>`, or cancel it with `sandcast image cancel <env>`.'
+      : HINTS[error.code]);
   if (hint && !message.includes(hint)) lines.push(hint);
   return lines;
 }
@@ -43,12 +46,33 @@ const HINTS: Record<SandcastApiErrorCode, string | null> = {
   http_error: 'Is --url (or SANDCAST_URL) a Sandcast server?',
 };
 
-/** API routes named in server messages, and the command that does the same. */
+/** Why a session start was refused (`details.reason`), and what to do about it at a shell. */
+const REASON_HINTS: Record<string, string> = {
+  fixed_policy:
+    'The agent fixes its sandbox: start the session without --use or --inline-config (`sandcast agent show <agent>` shows which one it gets).',
+  no_sandbox: 'The agent runs without a sandbox: start the session without --use or --inline-config.',
+  inline_not_allowed:
+    'One-off settings (--inline-…) need a configurable agent (`sandcast agent update <agent> --mode configurable`); --use picks one of its bindings.',
+  unknown_binding: '`sandcast agent show <agent>` lists its bindings.',
+};
+
+/** API routes named in server messages, and the command that does the same (ids carried over). */
 const ROUTE_COMMANDS: Array<[RegExp, string]> = [
   [/`?GET \/api\/sandbox-targets`?/g, '`sandcast targets`'],
   [/`?GET \/api\/environments`?/g, '`sandcast env list`'],
   [/`?GET \/api\/keys`?/g, '`sandcast keys list`'],
+  [/`?POST \/api\/sandboxes\/([\w-]+)\/(stop|start)`?/g, '`sandcast sandbox $2 $1`'],
   [/`?GET \/api\/sandboxes`?/g, '`sandcast sandbox list`'],
+  [/`?GET \/api\/agents\/([\w-]+)`?/g, '`sandcast agent show $1`'],
+  [/`?GET \/api\/agents`?/g, '`sandcast agent list`'],
+  [/`?POST \/api\/sessions\/([\w-]+)\/sandbox\/stop`?/g, '`sandcast session stop $1`'],
+  [/`?POST \/api\/sessions\/([\w-]+)\/sandbox\/start`?/g, '`sandcast session resume $1`'],
+  [/`?GET \/api\/sessions\/([\w-]+)\/sandbox`?/g, '`sandcast session sandbox $1`'],
+  [/`?POST \/api\/sessions\/([\w-]+)\/end`?/g, '`sandcast session end $1`'],
+  [/`?GET \/api\/sessions`?/g, '`sandcast session list`'],
+  // The JSON a session start would send, as the flag that sends it.
+  [/\{\s*"use":\s*"?([\w-]+)"?\s*\}/g, '--use $1'],
+  [/\ban admin sets (sessions\.\w+)/g, 'an admin sets it with `sandcast settings set $1 …`'],
 ];
 
 /** Request fields the CLI sends, and the flag (or argument) a user sets them with. */
@@ -60,7 +84,46 @@ const FIELD_FLAGS: Record<string, string> = {
   provider: '--provider',
   deleteProviderTemplate: '--delete-provider-template',
   confirmBootSourceDrift: '--confirm-boot-source-drift',
+  displayName: '--display-name',
+  description: '--description',
+  'spec.displayName': '--display-name',
+  'spec.description': '--description',
+  'spec.durability': '--durability',
+  'spec.bootstrap': '--bootstrap',
+  'spec.lifecycle.idleAfterSeconds': '--idle-after',
+  'spec.lifecycle.idleAction': '--idle-action',
+  'sandboxPolicy.mode': '--mode',
+  'sandboxPolicy.default': '--default',
+  'sandboxPolicy.bindings': '--bind',
+  capabilities: '--fleet',
+  'sandbox.use': '--use',
+  'sandbox.inline': '--inline-config',
+  'sandbox.inline.use': '--use',
+  'sandbox.inline.bootstrap': '--inline-bootstrap',
+  'sandbox.inline.lifecycle.idleAfterSeconds': '--inline-idle-after',
+  allowedAgentIds: 'the agents',
 };
+
+/** Paths under a field that say which one of many: a command of a list, a binding, a config field. */
+const FIELD_PATTERNS: Array<[RegExp, (m: RegExpExecArray) => string]> = [
+  [/^spec\.bootstrap\.(\d+)$/, (m) => `--bootstrap (command ${Number(m[1]) + 1})`],
+  [/^sandbox\.inline\.bootstrap\.(\d+)$/, (m) => `--inline-bootstrap (command ${Number(m[1]) + 1})`],
+  [/^sandbox\.inline\.config\.(.+)$/, (m) => `--inline-config ${m[1]}=…`],
+  [/^sandboxPolicy\.bindings\.([^.]+)\.durability$/, (m) => `--durability-of ${m[1]}=…`],
+  [/^sandboxPolicy\.bindings\.([^.]+)(\..*)?$/, (m) => `--bind ${m[1]}=…`],
+  [/^config\.(.+)$/, (m) => `--set ${m[1]}=…`],
+];
+
+/** The flag (or argument) that sets the request field at `path`, or the path itself. */
+function flagFor(path: string): string {
+  const exact = Object.hasOwn(FIELD_FLAGS, path) ? FIELD_FLAGS[path] : undefined;
+  if (exact) return exact;
+  for (const [pattern, words] of FIELD_PATTERNS) {
+    const m = pattern.exec(path);
+    if (m) return words(m);
+  }
+  return path;
+}
 
 const STATUSES = Object.keys(SETUP_SESSION_LABELS);
 // Snake-case states anywhere; plain words (starting, capturing, failed …) only where they name a session's state.
@@ -78,7 +141,7 @@ function toCliWords(message: string): string {
     // Messages that already gave the label after the state ("is cancelled (\"Setup cancelled\")") say it once.
     .replace(/"([^"]+)" \("\1"\)/g, '"$1"');
   // Only camelCase names: plain words such as "provider" or "reason" are prose as often as fields.
-  for (const [field, flag] of Object.entries(FIELD_FLAGS).filter(([f]) => /[A-Z]/.test(f)))
+  for (const [field, flag] of Object.entries(FIELD_FLAGS).filter(([f]) => /^[a-z]+[A-Z]\w*$/.test(f)))
     out = out.replace(new RegExp(`\\b(send |set )?${field}(: true)?\\b`, 'g'), flag);
   return out;
 }
@@ -96,8 +159,7 @@ function issuesOf(details: Record<string, unknown> | undefined): Issue[] {
 
 /** `ttlSeconds: Too small: expected number to be >=60` → `--ttl must be at least 60`; config fields read as `--set field=…`. */
 function issueWords(issue: Issue): string {
-  const flag = FIELD_FLAGS[issue.path];
-  const where = flag ?? (issue.path.startsWith('config.') ? `--set ${issue.path.slice('config.'.length)}=…` : issue.path);
+  const where = flagFor(issue.path);
   const bound = /^Too (small|big): expected (?:number|int) to be ([<>]=?)(\S+)$/.exec(issue.message);
   if (bound) {
     const [, , op, n] = bound;

@@ -2,7 +2,7 @@ import { type ExecStream, frameBytes } from '@sandcast/client';
 import type { ExecBody, ExecResultBody } from '@sandcast/contracts';
 import { type Command, Option } from 'commander';
 import type { CliContext } from './context.ts';
-import { UsageError } from './format.ts';
+import { collect, UsageError } from './format.ts';
 
 export interface ExecOptions {
   cwd?: string;
@@ -14,11 +14,7 @@ export interface ExecOptions {
 export function addExecOptions(command: Command): Command {
   return command
     .addOption(new Option('--cwd <path>', 'working directory inside the sandbox (absolute); default: the provider’s workspace'))
-    .addOption(
-      new Option('--env <KEY=VALUE>', 'an environment variable for the command (repeatable)').argParser(
-        (value: string, previous: string[] = []) => [...previous, value],
-      ),
-    )
+    .addOption(new Option('--env <KEY=VALUE>', 'an environment variable for the command (repeatable)').argParser(collect))
     .addOption(new Option('--timeout <seconds>', 'stop the command after this many seconds; default: the server’s limit'));
 }
 

@@ -10,6 +10,12 @@ export function table(headers: string[], rows: string[][]): string {
   return [line(headers), ...rows.map(line)].join('\n');
 }
 
+/** Commander's parser for an option that may be given more than once: its values, in order. */
+export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** A text flag's value for the API: "" clears the field (null), absent leaves it (undefined). */
+export const clearable = (value: string | undefined): string | null | undefined => (value === '' ? null : value);
+
 /** Parses a command-line value: JSON when it parses (true, 3, {"a":1}), else the plain string. */
 export function parseValue(raw: string): unknown {
   try {
@@ -19,12 +25,12 @@ export function parseValue(raw: string): unknown {
   }
 }
 
-/** Applies `a.b.c=value` assignments onto a copy of `base`. */
-export function applyAssignments(base: Record<string, unknown>, assignments: string[]): Record<string, unknown> {
+/** Applies `a.b.c=value` assignments onto a copy of `base`; `flag` names the option they came from. */
+export function applyAssignments(base: Record<string, unknown>, assignments: string[], flag = '--set'): Record<string, unknown> {
   const out = structuredClone(base);
   for (const assignment of assignments) {
     const eq = assignment.indexOf('=');
-    if (eq <= 0) throw new UsageError(`--set takes key=value, got "${assignment}"`);
+    if (eq <= 0) throw new UsageError(`${flag} takes key=value, got "${assignment}"`);
     setPath(out, assignment.slice(0, eq), parseValue(assignment.slice(eq + 1)));
   }
   return out;

@@ -1,8 +1,10 @@
 import { Command } from 'commander';
+import { registerAgent } from './commands/agent/index.ts';
 import { registerEnv } from './commands/env/index.ts';
 import { registerImage } from './commands/image/index.ts';
 import { registerKeys } from './commands/keys/index.ts';
 import { registerSandbox } from './commands/sandbox/index.ts';
+import { registerSession } from './commands/session/index.ts';
 import { registerSettings } from './commands/settings/index.ts';
 import { registerStart } from './commands/start/start.ts';
 import { registerTargets } from './commands/targets/index.ts';
@@ -16,7 +18,17 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     .option('--json', 'print machine-readable JSON', false)
     .showHelpAfterError()
     .exitOverride();
-  for (const register of [registerStart, registerSettings, registerEnv, registerImage, registerSandbox, registerTargets, registerKeys])
+  for (const register of [
+    registerStart,
+    registerSettings,
+    registerEnv,
+    registerImage,
+    registerSandbox,
+    registerAgent,
+    registerSession,
+    registerTargets,
+    registerKeys,
+  ])
     register(program);
   return program;
 }

@@ -19,6 +19,7 @@ import {
   type WriteSessionFileBody,
 } from '@sandcast/contracts';
 import type { z } from 'zod';
+import { SandcastApiError } from './errors.ts';
 import type { ExecStream } from './exec-stream.ts';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -43,6 +44,13 @@ export function agentsApi(client: SessionRequester) {
           query: { includeArchived: options.includeArchived ? 'true' : undefined },
         })
       ).agents,
+    /** Finds an agent by id or by name, archived ones included. */
+    resolve: async (idOrName: string) => {
+      const all = (await client.request('GET', API_PATHS.agents, AgentListSchema, { query: { includeArchived: 'true' } })).agents;
+      const found = all.find((a) => a.id === idOrName) ?? all.find((a) => a.name === idOrName);
+      if (!found) throw new SandcastApiError({ status: 404, code: 'not_found', message: `no agent named or with id "${idOrName}"` });
+      return found;
+    },
     create: (body: CreateAgentBody) => client.request('POST', API_PATHS.agents, AgentSchema, { body }),
     get: (id: string) => client.request('GET', fillPath(API_PATHS.agent, { id }), AgentSchema),
     update: (id: string, body: UpdateAgentBody) => client.request('PATCH', fillPath(API_PATHS.agent, { id }), AgentSchema, { body }),

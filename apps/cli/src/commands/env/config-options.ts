@@ -1,11 +1,9 @@
 import { Option } from 'commander';
-import { UsageError } from '../../format.ts';
+import { collect, UsageError } from '../../format.ts';
 
 export const configOption = () => new Option('--config <json>', 'the whole provider config as a JSON object');
 export const setOption = () =>
-  new Option('--set <key=value>', 'set one config field (repeatable; dotted keys for nested fields)').argParser(
-    (value: string, previous: string[] = []) => [...previous, value],
-  );
+  new Option('--set <key=value>', 'set one config field (repeatable; dotted keys for nested fields)').argParser(collect);
 
 export function parseConfigJson(raw: string | undefined): Record<string, unknown> | undefined {
   if (raw === undefined) return undefined;

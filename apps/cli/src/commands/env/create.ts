@@ -3,18 +3,20 @@ import { contextFrom } from '../../context.ts';
 import { applyAssignments } from '../../format.ts';
 import { configOption, parseConfigJson, setOption } from './config-options.ts';
 import { renderEnvironment } from './render.ts';
+import { addSpecOptions, type SpecOptions, specFrom } from './spec-options.ts';
 
 export function registerEnvCreate(env: Command): void {
-  env
-    .command('create <name>')
-    .description('create an environment: `env create build --provider local --set image=debian`')
-    .requiredOption('--provider <id>', 'sandbox provider (see `sandcast targets`)')
-    .addOption(configOption())
-    .addOption(setOption())
-    .action(async (name: string, options: { provider: string; config?: string; set?: string[] }, command: Command) => {
-      const ctx = contextFrom(command);
-      const config = applyAssignments(parseConfigJson(options.config) ?? {}, options.set ?? []);
-      const created = await ctx.client.environments.create({ name, provider: options.provider, config });
-      ctx.print(created, () => `created environment ${created.name} (revision 1)\n${renderEnvironment(created)}`);
-    });
+  addSpecOptions(
+    env
+      .command('create <name>')
+      .description('create an environment: `env create build --provider local --set image=debian --bootstrap "make deps"`')
+      .requiredOption('--provider <id>', 'sandbox provider (see `sandcast targets`)')
+      .addOption(configOption())
+      .addOption(setOption()),
+  ).action(async (name: string, options: SpecOptions & { provider: string; config?: string; set?: string[] }, command: Command) => {
+    const ctx = contextFrom(command);
+    const config = applyAssignments(parseConfigJson(options.config) ?? {}, options.set ?? []);
+    const created = await ctx.client.environments.create({ name, provider: options.provider, config, spec: specFrom(options) });
+    ctx.print(created, () => `created environment ${created.name} (revision 1)\n${renderEnvironment(created)}`);
+  });
 }

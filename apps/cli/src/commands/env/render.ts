@@ -9,7 +9,49 @@ export function renderEnvironment(env: EnvironmentBody): string {
     `revision:  ${env.currentRevision.number} (${env.currentRevision.id}), made ${formatTime(env.currentRevision.createdAt)}`,
     `updated:   ${formatTime(env.updatedAt)}`,
     `config:    ${JSON.stringify(env.config, null, 2).replaceAll('\n', '\n           ')}`,
+    'spec:',
+    ...renderSpec(env.spec).map((line) => `  ${line}`),
   ].join('\n');
+}
+
+type Spec = EnvironmentBody['spec'];
+
+/** The spec of a revision, one field a line. */
+function renderSpec(spec: Spec): string[] {
+  const lines = [
+    `display name: ${spec.displayName ?? '-'}`,
+    `description:  ${spec.description ?? '-'}`,
+    `durability:   ${spec.durability}`,
+    `when idle:    ${describeLifecycle(spec.lifecycle)}`,
+  ];
+  if (spec.bootstrap.length === 0) lines.push('bootstrap:    none');
+  else lines.push('bootstrap:', ...spec.bootstrap.map((command, i) => `  ${i + 1}. ${command.replaceAll('\n', '\n     ')}`));
+  lines.push(`network:      ${describeContainment(spec.containment)}`);
+  return lines;
+}
+
+/** "stops after 3 min without activity", "keeps running (idle after 180 s)". */
+export function describeLifecycle(lifecycle: Spec['lifecycle']): string {
+  const after = duration(lifecycle.idleAfterSeconds);
+  switch (lifecycle.idleAction) {
+    case 'stop':
+      return `stops after ${after} without activity`;
+    case 'checkpoint_and_stop':
+      return `checkpoints and stops after ${after} without activity`;
+    case 'keep_running':
+      return `keeps running (idle after ${after})`;
+  }
+}
+
+export function describeContainment(containment: { network: Spec['containment']['network']; hosts: string[] }): string {
+  return containment.network === 'deny' ? 'deny (no route out)' : `allowlist: ${containment.hosts.join(', ') || 'no hosts'}`;
+}
+
+/** 180 → "3 min", 90 → "90 s", 7200 → "2 h". */
+function duration(seconds: number): string {
+  if (seconds >= 3600 && seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds >= 60 && seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
 }
 
 export function renderEnvironmentList(envs: EnvironmentBody[]): string {

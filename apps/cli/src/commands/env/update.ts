@@ -3,25 +3,35 @@ import { contextFrom } from '../../context.ts';
 import { applyAssignments, UsageError } from '../../format.ts';
 import { configOption, parseConfigJson, setOption } from './config-options.ts';
 import { describeReconciliation, renderEnvironment } from './render.ts';
+import { addSpecOptions, type SpecOptions, specFrom } from './spec-options.ts';
 
 export function registerEnvUpdate(env: Command): void {
-  env
-    .command('update <env>')
-    .description('change an environment; a provider or config change makes a new revision')
-    .option('--name <name>', 'rename it')
-    .option('--provider <id>', 'move it to another provider')
-    .addOption(configOption())
-    .addOption(setOption())
-    .action(async (idOrName: string, options: { name?: string; provider?: string; config?: string; set?: string[] }, command: Command) => {
+  addSpecOptions(
+    env
+      .command('update <env>')
+      .description('change an environment; a provider, config or spec change makes a new revision')
+      .option('--name <name>', 'rename it')
+      .option('--provider <id>', 'move it to another provider')
+      .addOption(configOption())
+      .addOption(setOption()),
+  ).action(
+    async (
+      idOrName: string,
+      options: SpecOptions & { name?: string; provider?: string; config?: string; set?: string[] },
+      command: Command,
+    ) => {
       const ctx = contextFrom(command);
       const current = await ctx.client.environments.resolve(idOrName);
       const replaced = parseConfigJson(options.config);
       // --set edits the current config (its secrets travel back as placeholders, which keep them).
       const config = options.set?.length ? applyAssignments(replaced ?? current.config, options.set) : replaced;
-      if (options.name === undefined && options.provider === undefined && config === undefined) {
-        throw new UsageError('nothing to change: pass --name, --provider, --config or --set');
+      const spec = specFrom(options, current.spec);
+      if (options.name === undefined && options.provider === undefined && config === undefined && spec === undefined) {
+        throw new UsageError(
+          'nothing to change: pass --name, --provider, --config, --set or a spec flag (--durability, --bootstrap, --idle-after …)',
+        );
       }
-      const updated = await ctx.client.environments.update(current.id, { name: options.name, provider: options.provider, config });
+      const updated = await ctx.client.environments.update(current.id, { name: options.name, provider: options.provider, config, spec });
       const note =
         updated.currentRevision.number === current.currentRevision.number
           ? 'no new revision'
@@ -33,5 +43,6 @@ export function registerEnvUpdate(env: Command): void {
           ...describeReconciliation(updated.name, updated.customImageReconciliation),
         ].join('\n'),
       );
-    });
+    },
+  );
 }

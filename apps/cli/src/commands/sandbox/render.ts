@@ -2,37 +2,52 @@ import type { SandboxBody } from '@sandcast/contracts';
 import { formatTime, table } from '../../format.ts';
 
 /** "image tpl_1" or "base" (the environment's provider configuration without a custom image). */
-function bootSource(sandbox: SandboxBody): string {
+function bootSource(sandbox: Pick<SandboxBody, 'imageId'>): string {
   return sandbox.imageId ? `image ${sandbox.imageId}` : 'base';
+}
+
+type Observed = SandboxBody['status'];
+type Desired = SandboxBody['desiredStatus'];
+
+/** The observed state each desired one settles in. */
+const SETTLED: Record<Desired, Observed> = { ready: 'running', stopped: 'stopped', deleted: 'deleted' };
+const MOVING: Record<Desired, string> = { ready: 'being started', stopped: 'being stopped', deleted: 'being deleted' };
+
+/** Observed against desired: "running (desired ready)", "running, desired stopped (being stopped)". */
+export function describeState(observed: Observed, desired: Desired): string {
+  if (SETTLED[desired] === observed || observed === 'failed' || observed === 'lost') return `${observed} (desired ${desired})`;
+  return `${observed}, desired ${desired} (${MOVING[desired]})`;
 }
 
 export function renderSandbox(sandbox: SandboxBody, environmentName?: string): string {
   const lines = [
-    `id:          ${sandbox.id}`,
-    `status:      ${sandbox.status}${settling(sandbox) ? ` (being ${sandbox.desiredStatus === 'deleted' ? 'deleted' : 'stopped'})` : ''}`,
-    `environment: ${environmentName ? `${environmentName} (${sandbox.environmentId})` : (sandbox.environmentId ?? '-')}`,
-    `revision:    ${sandbox.environmentRevisionId}`,
-    `provider:    ${sandbox.provider}`,
-    `booted from: ${bootSource(sandbox)}`,
-    `created:     ${formatTime(sandbox.createdAt)}`,
+    `id:            ${sandbox.id}`,
+    `status:        ${describeState(sandbox.status, sandbox.desiredStatus)}`,
+    `generation:    ${sandbox.generation}`,
+    `environment:   ${environmentName ? `${environmentName} (${sandbox.environmentId})` : (sandbox.environmentId ?? '-')}`,
+    `revision:      ${sandbox.environmentRevisionId}`,
+    `provider:      ${sandbox.provider}`,
+    `booted from:   ${bootSource(sandbox)}`,
+    `durability:    ${sandbox.durability}`,
+    `session:       ${sandbox.sessionId ?? '-'}`,
+    `last activity: ${formatTime(sandbox.lastActivityAt)}`,
+    `created:       ${formatTime(sandbox.createdAt)}`,
   ];
-  if (sandbox.failureReason) lines.push(`failure:     ${sandbox.failureReason}`);
+  if (sandbox.failureReason) lines.push(`failure:       ${sandbox.failureReason}`);
   return lines.join('\n');
-}
-
-/** True while the sandbox is on its way to a pause or a deletion someone asked for. */
-function settling(sandbox: SandboxBody): boolean {
-  return (sandbox.desiredStatus === 'deleted' || sandbox.desiredStatus === 'stopped') && sandbox.status !== sandbox.desiredStatus;
 }
 
 export function renderSandboxList(sandboxes: SandboxBody[], environmentNames: Map<string, string>): string {
   return table(
-    ['ID', 'STATUS', 'ENVIRONMENT', 'BOOTED FROM', 'PROVIDER', 'CREATED'],
+    ['ID', 'STATUS', 'DESIRED', 'GEN', 'ENVIRONMENT', 'BOOTED FROM', 'SESSION', 'PROVIDER', 'CREATED'],
     sandboxes.map((s) => [
       s.id,
       s.status,
+      s.desiredStatus,
+      String(s.generation),
       (s.environmentId && environmentNames.get(s.environmentId)) ?? s.environmentId ?? '-',
       bootSource(s),
+      s.sessionId ?? '-',
       s.provider,
       formatTime(s.createdAt),
     ]),

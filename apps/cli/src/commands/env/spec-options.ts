@@ -1,0 +1,62 @@
+import { type EnvironmentBody, type SandboxSpecInput, SandboxSpecSchema } from '@sandcast/contracts';
+import { type Command, Option } from 'commander';
+import { clearable, collect, UsageError } from '../../format.ts';
+
+/** The durabilities and idle actions the server accepts, from the shared schema. */
+export const DURABILITY_CHOICES = SandboxSpecSchema.shape.durability.options;
+const IDLE_ACTION_CHOICES = SandboxSpecSchema.shape.lifecycle.shape.idleAction.options;
+
+export interface SpecOptions {
+  displayName?: string;
+  description?: string;
+  durability?: string;
+  bootstrap?: string[];
+  bootstrapClear?: boolean;
+  idleAfter?: string;
+  idleAction?: string;
+}
+
+/** The spec flags `env create` and `env update` share. */
+export function addSpecOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--display-name <text>', 'a human name for its sandboxes ("" clears it)'))
+    .addOption(new Option('--description <text>', 'what its sandboxes are for ("" clears it)'))
+    .addOption(new Option('--durability <kind>', 'what survives a loss of the compute').choices(DURABILITY_CHOICES))
+    .addOption(
+      new Option(
+        '--bootstrap <command>',
+        'a shell command run on create and on every replacement of the compute (repeatable; adds to the list)',
+      ).argParser(collect),
+    )
+    .addOption(new Option('--bootstrap-clear', 'start from an empty bootstrap list (then add with --bootstrap)'))
+    .addOption(new Option('--idle-after <seconds>', 'seconds without activity after which --idle-action applies'))
+    .addOption(new Option('--idle-action <action>', 'what happens to an idle sandbox').choices(IDLE_ACTION_CHOICES));
+}
+
+/** A whole number of seconds from a flag, or a usage error naming it. */
+export function parseSeconds(flag: string, raw: string): number {
+  if (!/^\d+$/.test(raw)) throw new UsageError(`${flag} takes a whole number of seconds, got "${raw}"`);
+  return Number(raw);
+}
+
+/**
+ * The spec fields the flags change, over `current` (an update) or the defaults (a create);
+ * undefined when no spec flag was given. Bootstrap commands are added to the current list;
+ * --bootstrap-clear empties it first.
+ */
+export function specFrom(options: SpecOptions, current?: EnvironmentBody['spec']): SandboxSpecInput | undefined {
+  const spec: SandboxSpecInput = {};
+  if (options.displayName !== undefined) spec.displayName = clearable(options.displayName);
+  if (options.description !== undefined) spec.description = clearable(options.description);
+  if (options.durability !== undefined) spec.durability = options.durability as NonNullable<SandboxSpecInput['durability']>;
+  if (options.bootstrapClear || options.bootstrap?.length) {
+    spec.bootstrap = [...(options.bootstrapClear ? [] : (current?.bootstrap ?? [])), ...(options.bootstrap ?? [])];
+  }
+  if (options.idleAfter !== undefined || options.idleAction !== undefined) {
+    spec.lifecycle = {};
+    if (options.idleAfter !== undefined) spec.lifecycle.idleAfterSeconds = parseSeconds('--idle-after', options.idleAfter);
+    if (options.idleAction !== undefined)
+      spec.lifecycle.idleAction = options.idleAction as NonNullable<NonNullable<SandboxSpecInput['lifecycle']>['idleAction']>;
+  }
+  return Object.keys(spec).length > 0 ? spec : undefined;
+}
