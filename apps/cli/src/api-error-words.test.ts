@@ -88,3 +88,67 @@ describe('describeApiError', () => {
     expect(line).toContain('Send --confirm-boot-source-drift to relink anyway');
   });
 });
+
+describe('agents and sessions in CLI words', () => {
+  it('a fixed agent refusing --use says to start without it', () => {
+    const lines = describeApiError({
+      code: 'unprocessable',
+      message: 'this agent has a fixed sandbox; session overrides are not allowed',
+      details: { reason: 'fixed_policy' },
+    });
+    expect(lines).toEqual([
+      'this agent has a fixed sandbox; session overrides are not allowed (unprocessable)',
+      'The agent fixes its sandbox: start the session without --use or --inline-config (`sandcast agent show <agent>` shows which one it gets).',
+    ]);
+  });
+
+  it('a selectable agent refusing a one-off spec names --use and the mode that allows it', () => {
+    const lines = describeApiError({
+      code: 'unprocessable',
+      message: 'this agent\'s sandbox is selectable: pick one of its bindings with {"use": NAME}; one-off specs need a configurable policy',
+      details: { reason: 'inline_not_allowed' },
+    });
+    expect(lines[0]).toContain('pick one of its bindings with --use NAME;');
+    expect(lines[1]).toContain('`sandcast agent update <agent> --mode configurable`');
+  });
+
+  it('policy, spec and session fields read as their flags', () => {
+    const lines = describeApiError({
+      code: 'validation_failed',
+      message: 'the request is invalid',
+      details: {
+        issues: [
+          { path: 'sandboxPolicy.default', message: 'name one of the bindings (a, b)' },
+          { path: 'sandboxPolicy.bindings.build.durability', message: 'this provider cannot honour checkpointed' },
+          { path: 'sandboxPolicy.bindings.build.environmentRevisionId', message: 'no such revision' },
+          { path: 'spec.lifecycle.idleAfterSeconds', message: 'Too small: expected number to be >=10' },
+          { path: 'spec.bootstrap.1', message: 'looks like it holds a credential' },
+          {
+            path: 'sandbox.inline.config.image',
+            message: 'this instance does not let a session change "image" (allowed: cpu); an admin sets sessions.inlineConfigFields',
+          },
+        ],
+      },
+    });
+    expect(lines.slice(1)).toEqual([
+      '  --default: name one of the bindings (a, b)',
+      '  --durability-of build=…: this provider cannot honour checkpointed',
+      '  --bind build=…: no such revision',
+      '  --idle-after must be at least 10',
+      '  --bootstrap (command 2): looks like it holds a credential',
+      '  --inline-config image=…: this instance does not let a session change "image" (allowed: cpu); an admin sets it with `sandcast settings set sessions.inlineConfigFields …`',
+    ]);
+  });
+
+  it('session and sandbox routes read as the commands that do the same', () => {
+    const [line] = describeApiError({
+      code: 'conflict',
+      message:
+        'the sandbox is stopped; POST /api/sessions/ses_1/sandbox/start starts it, GET /api/sessions/ses_1/sandbox shows it, POST /api/sandboxes/sbx_1/start too; GET /api/agents lists agents',
+      details: undefined,
+    });
+    expect(line).toBe(
+      'the sandbox is stopped; `sandcast session resume ses_1` starts it, `sandcast session sandbox ses_1` shows it, `sandcast sandbox start sbx_1` too; `sandcast agent list` lists agents (conflict)',
+    );
+  });
+});

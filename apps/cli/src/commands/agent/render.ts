@@ -56,7 +56,7 @@ const indent = (block: string) =>
     .map((l) => `  ${l}`)
     .join('\n');
 
-export function renderVersions(versions: AgentVersionBody[]): string {
+function renderVersions(versions: AgentVersionBody[]): string {
   return table(
     ['VERSION', 'MODE', 'DEFAULT', 'BINDINGS', 'FLEET', 'MADE'],
     versions.map((v) => [

@@ -25,7 +25,14 @@ function renderSpec(spec: Spec): string[] {
     `when idle:    ${describeLifecycle(spec.lifecycle)}`,
   ];
   if (spec.bootstrap.length === 0) lines.push('bootstrap:    none');
-  else lines.push('bootstrap:', ...spec.bootstrap.map((command, i) => `  ${i + 1}. ${command.replaceAll('\n', '\n     ')}`));
+  else {
+    lines.push('bootstrap:');
+    // A multi-line command keeps its lines under its first, so the list stays readable.
+    for (const [i, command] of spec.bootstrap.entries()) {
+      const [first, ...rest] = command.split('\n');
+      lines.push(`  ${i + 1}. ${first}`, ...rest.map((line) => `  ${' '.repeat(String(i + 1).length + 2)}${line}`));
+    }
+  }
   lines.push(`network:      ${describeContainment(spec.containment)}`);
   return lines;
 }

@@ -1,0 +1,201 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { UsageError } from '../../format.ts';
+import { buildProgram } from '../../program.ts';
+
+/** What the commands sent, and a small server that answers them. */
+interface Sent {
+  method: string;
+  path: string;
+  body: unknown;
+}
+
+const at = '2026-01-01T00:00:00Z';
+const spec = {
+  displayName: null,
+  description: null,
+  durability: 'none',
+  lifecycle: { idleAfterSeconds: 180, idleAction: 'stop' },
+  bootstrap: [],
+  containment: { network: 'deny', hosts: [] },
+};
+const environment = {
+  id: 'env_1',
+  name: 'dev',
+  provider: 'fake',
+  config: {},
+  spec,
+  currentRevision: { id: 'rev_2', number: 2, createdAt: at },
+  createdAt: at,
+  updatedAt: at,
+};
+const revisions = [2, 1].map((n) => ({
+  id: `rev_${n}`,
+  number: n,
+  createdAt: at,
+  environmentId: 'env_1',
+  provider: 'fake',
+  config: {},
+  spec,
+}));
+
+function agentFrom(body: Record<string, unknown>, number: number) {
+  return {
+    id: 'agt_1',
+    name: 'coder',
+    displayName: body.displayName ?? null,
+    description: body.description ?? null,
+    currentVersion: {
+      id: `agv_${number}`,
+      agentId: 'agt_1',
+      number,
+      sandboxPolicy: body.sandboxPolicy,
+      capabilities: body.capabilities ?? [],
+      createdAt: at,
+    },
+    archivedAt: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
+describe('agent, session and key commands send what the flags say', () => {
+  let sent: Sent[];
+  let agent: ReturnType<typeof agentFrom>;
+  let out: string;
+
+  beforeEach(() => {
+    sent = [];
+    out = '';
+    agent = agentFrom({ sandboxPolicy: { mode: 'fixed', default: 'main', bindings: { main: { environmentRevisionId: 'rev_1' } } } }, 1);
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      out += String(chunk);
+      return true;
+    });
+    vi.stubGlobal('fetch', async (url: URL, init: RequestInit) => {
+      const path = new URL(String(url)).pathname;
+      const method = init.method ?? 'GET';
+      const body = init.body ? JSON.parse(String(init.body)) : undefined;
+      sent.push({ method, path, body });
+      const answer = (value: unknown) =>
+        new Response(JSON.stringify(value), { status: 200, headers: { 'content-type': 'application/json' } });
+      const route = `${method} ${path}`;
+      if (route === 'GET /api/environments') return answer({ environments: [environment] });
+      if (route === 'GET /api/environments/env_1/revisions') return answer({ revisions });
+      if (route === 'GET /api/agents') return answer({ agents: [agent] });
+      if (route === 'POST /api/agents') return answer(agentFrom(body, 1));
+      if (route === 'PATCH /api/agents/agt_1') {
+        const next = { ...agent.currentVersion, ...body };
+        return answer(agentFrom({ ...agent, ...body, sandboxPolicy: next.sandboxPolicy, capabilities: next.capabilities }, 2));
+      }
+      if (route === 'POST /api/sessions')
+        return answer({
+          id: 'ses_1',
+          agentId: 'agt_1',
+          agentVersionId: 'agv_1',
+          status: 'active',
+          primarySandboxId: 'sbx_1',
+          bindingName: 'main',
+          createdAt: at,
+          endedAt: null,
+        });
+      if (route === 'PATCH /api/keys/key_1')
+        return answer({
+          key: {
+            id: 'key_1',
+            name: 'ci',
+            role: 'agent',
+            prefix: 'sc_',
+            createdAt: at,
+            lastUsedAt: null,
+            revokedAt: null,
+            allowedAgentIds: body.allowedAgentIds,
+          },
+        });
+      return new Response(JSON.stringify({ error: { code: 'not_found', message: `no route ${route}` } }), { status: 404 });
+    });
+  });
+
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    vi.restoreAllMocks();
+  });
+
+  const run = (...argv: string[]) => buildProgram({ SANDCAST_URL: 'http://sandcast.test' }).parseAsync(argv, { from: 'user' });
+  const writes = () => sent.filter((s) => s.method !== 'GET');
+
+  it('agent create: "use latest" writes the exact current revision id; @N the numbered one', async () => {
+    await run(
+      'agent',
+      'create',
+      'coder',
+      '--mode',
+      'selectable',
+      '--bind',
+      'scratch=dev',
+      '--bind',
+      'old=env_1@1',
+      '--default',
+      'scratch',
+      '--fleet',
+    );
+    expect(writes()).toEqual([
+      {
+        method: 'POST',
+        path: '/api/agents',
+        body: {
+          name: 'coder',
+          sandboxPolicy: {
+            mode: 'selectable',
+            default: 'scratch',
+            bindings: { scratch: { environmentRevisionId: 'rev_2' }, old: { environmentRevisionId: 'rev_1' } },
+          },
+          capabilities: ['sandbox_fleet'],
+        },
+      },
+    ]);
+    expect(out).toContain('created agent coder (version 1)');
+    expect(out).toMatch(/old +dev rev 1 \(current is 2\)/);
+  });
+
+  it('agent update: moves a binding to the current revision and prints what changed and the new version', async () => {
+    await run('agent', 'update', 'coder', '--bind', 'main=dev', '--display-name', 'Coder');
+    expect(writes()).toEqual([
+      {
+        method: 'PATCH',
+        path: '/api/agents/agt_1',
+        body: {
+          displayName: 'Coder',
+          sandboxPolicy: { mode: 'fixed', default: 'main', bindings: { main: { environmentRevisionId: 'rev_2' } } },
+        },
+      },
+    ]);
+    expect(out).toContain('~ main: dev rev 1 (current is 2) → dev rev 2 (current)');
+    expect(out).toContain('version 1 → 2');
+  });
+
+  it('agent update that changes nothing sends nothing; one without flags is a usage mistake', async () => {
+    await run('agent', 'update', 'coder', '--bind', 'main=dev@1', '--no-fleet');
+    expect(writes()).toEqual([]);
+    expect(out).toContain('coder already says that: nothing changed (version 1)');
+    await expect(run('agent', 'update', 'coder')).rejects.toThrow(UsageError);
+  });
+
+  it('session start sends the agent id and the binding --use names', async () => {
+    await run('session', 'start', 'coder', '--use', 'main');
+    expect(writes()).toEqual([{ method: 'POST', path: '/api/sessions', body: { agentId: 'agt_1', sandbox: { use: 'main' } } }]);
+    expect(out).toContain('sandcast session exec ses_1 -- CMD');
+  });
+
+  it('keys allow-agents sends agent ids; --none sends none', async () => {
+    await run('keys', 'allow-agents', 'key_1', 'coder');
+    await run('keys', 'allow-agents', 'key_1', '--none');
+    expect(writes()).toEqual([
+      { method: 'PATCH', path: '/api/keys/key_1', body: { allowedAgentIds: ['agt_1'] } },
+      { method: 'PATCH', path: '/api/keys/key_1', body: { allowedAgentIds: [] } },
+    ]);
+    expect(out).toContain('key key_1 (ci) may start sessions for: coder');
+    expect(out).toContain('key key_1 (ci) may start sessions for: none');
+    await expect(run('keys', 'allow-agents', 'key_1')).rejects.toThrow(UsageError);
+    await expect(run('keys', 'allow-agents', 'key_1', 'coder', '--none')).rejects.toThrow(UsageError);
+  });
+});
