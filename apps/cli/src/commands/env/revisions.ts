@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { contextFrom } from '../../context.ts';
-import { table } from '../../format.ts';
+import { formatTime, table } from '../../format.ts';
 
 export function registerEnvRevisions(env: Command): void {
   env
@@ -12,8 +12,8 @@ export function registerEnvRevisions(env: Command): void {
       const revisions = await ctx.client.environments.revisions(found.id);
       ctx.print(revisions, () =>
         table(
-          ['REVISION', 'PROVIDER', 'CREATED', 'CONFIG'],
-          revisions.map((r) => [String(r.number), r.provider, r.createdAt, JSON.stringify(r.config)]),
+          ['REVISION', 'PROVIDER', 'CREATED', 'DURABILITY', 'CONFIG'],
+          revisions.map((r) => [String(r.number), r.provider, formatTime(r.createdAt), r.spec.durability, JSON.stringify(r.config)]),
         ),
       );
     });
