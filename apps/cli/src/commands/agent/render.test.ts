@@ -42,7 +42,7 @@ describe('agent show', () => {
     expect(text).toMatch(/^ +scratch \(default\) +dev rev 2 \(current is 3\) +none \(the revision's\) +rev_2$/m);
     // A revision the index does not know reads as its id.
     expect(text).toMatch(/^ +build +rev_9 +provider_snapshot \(set on the binding\) +rev_9$/m);
-    expect(text).toMatch(/^ +2 +selectable +scratch +scratch, build +no +just now/m);
+    expect(text).toMatch(/^ +2 +selectable +scratch +build, scratch +no +just now/m);
     expect(text).toMatch(/^ +1 +none +- +- +no/m);
   });
 
@@ -58,7 +58,7 @@ describe('agent show', () => {
 
   it('agent list: one row each, archived ones marked', () => {
     expect(renderAgentList([agent(selectable, { archivedAt: '2026-01-02T00:00:00Z' })])).toMatch(
-      /^coder +selectable +scratch, build +scratch +2 +archived +agt_1$/m,
+      /^coder +selectable +build, scratch +scratch +2 +archived +agt_1$/m,
     );
   });
 });
@@ -85,9 +85,9 @@ describe('agent update', () => {
       'display name: - → "Coder"',
       'mode: selectable → configurable',
       'default: scratch → build',
-      '~ scratch: dev rev 2 (current is 3) → dev rev 3 (current)',
-      "~ build durability: provider_snapshot → the revision's",
       '+ big: dev rev 3 (current)',
+      "~ build durability: provider_snapshot → the revision's",
+      '~ scratch: dev rev 2 (current is 3) → dev rev 3 (current)',
       'fleet: no → yes',
       'version 2 → 3',
     ]);

@@ -12,6 +12,10 @@ const MODE_WORDS: Record<Policy['mode'], string> = {
   none: 'sessions get no sandbox',
 };
 
+/** Bindings in name order: the store keeps no order of its own. */
+const bindingsOf = (policy: Policy) => Object.entries(policy.bindings).sort(([a], [b]) => a.localeCompare(b));
+const bindingNames = (policy: Policy) => bindingsOf(policy).map(([name]) => name).join(', ') || '-';
+
 const hasFleet = (version: AgentVersionBody) => version.capabilities.includes('sandbox_fleet');
 
 function durabilityWords(binding: Binding, index: Map<string, RevisionInfo>): string {
@@ -23,7 +27,7 @@ function durabilityWords(binding: Binding, index: Map<string, RevisionInfo>): st
 function bindingTable(policy: Policy, index: Map<string, RevisionInfo>): string {
   return table(
     ['BINDING', 'REVISION', 'DURABILITY', 'REVISION ID'],
-    Object.entries(policy.bindings).map(([name, b]) => [
+    bindingsOf(policy).map(([name, b]) => [
       name === policy.default ? `${name} (default)` : name,
       describeRevision(b.environmentRevisionId, index),
       durabilityWords(b, index),
@@ -63,7 +67,7 @@ function renderVersions(versions: AgentVersionBody[]): string {
       String(v.number),
       v.sandboxPolicy.mode,
       v.sandboxPolicy.default ?? '-',
-      Object.keys(v.sandboxPolicy.bindings).join(', ') || '-',
+      bindingNames(v.sandboxPolicy),
       hasFleet(v) ? 'yes' : 'no',
       formatTime(v.createdAt),
     ]),
@@ -78,7 +82,7 @@ export function renderAgentList(agents: AgentBody[]): string {
       return [
         a.name,
         policy.mode,
-        Object.keys(policy.bindings).join(', ') || '-',
+        bindingNames(policy),
         policy.default ?? '-',
         String(a.currentVersion.number),
         a.archivedAt ? 'archived' : 'active',
@@ -97,7 +101,7 @@ export function describeAgentChanges(before: AgentBody, after: AgentBody, index:
   const [was, now] = [before.currentVersion.sandboxPolicy, after.currentVersion.sandboxPolicy];
   if (was.mode !== now.mode) lines.push(`mode: ${was.mode} → ${now.mode}`);
   if (was.default !== now.default) lines.push(`default: ${was.default ?? '-'} → ${now.default ?? '-'}`);
-  for (const name of new Set([...Object.keys(was.bindings), ...Object.keys(now.bindings)])) {
+  for (const name of [...new Set([...Object.keys(was.bindings), ...Object.keys(now.bindings)])].sort()) {
     const [a, b] = [was.bindings[name], now.bindings[name]];
     if (!a && b)
       lines.push(`+ ${name}: ${describeRevision(b.environmentRevisionId, index)}${b.durability ? `, durability ${b.durability}` : ''}`);
