@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { UsageError } from '../../format.ts';
-import { buildProgram } from '../../program.ts';
+import { UsageError } from '../format.ts';
+import { buildProgram } from '../program.ts';
 
 /** What the commands sent, and a small server that answers them. */
 interface Sent {
@@ -98,6 +98,30 @@ describe('agent, session and key commands send what the flags say', () => {
           createdAt: at,
           endedAt: null,
         });
+      if (route === 'POST /api/sessions/ses_1/exec')
+        return new Response(
+          `${JSON.stringify({ type: 'exit', exitCode: 5, timedOut: false, durationMs: 1, truncated: { stdout: false, stderr: false }, totalBytes: { stdout: 0, stderr: 0 } })}\n`,
+          {
+            status: 200,
+          },
+        );
+      if (route === 'POST /api/sandboxes/sbx_1/stop' || route === 'POST /api/sandboxes/sbx_1/start')
+        return answer({
+          id: 'sbx_1',
+          environmentId: 'env_1',
+          environmentRevisionId: 'rev_2',
+          imageId: null,
+          provider: 'fake',
+          desiredStatus: path.endsWith('stop') ? 'stopped' : 'ready',
+          status: 'running',
+          failureReason: null,
+          sessionId: null,
+          durability: 'none',
+          generation: 4,
+          lastActivityAt: at,
+          createdAt: at,
+          updatedAt: at,
+        });
       if (route === 'PATCH /api/keys/key_1')
         return answer({
           key: {
@@ -118,6 +142,7 @@ describe('agent, session and key commands send what the flags say', () => {
   afterEach(() => {
     vi.unstubAllGlobals();
     vi.restoreAllMocks();
+    process.exitCode = undefined;
   });
 
   const run = (...argv: string[]) => buildProgram({ SANDCAST_URL: 'http://sandcast.test' }).parseAsync(argv, { from: 'user' });
@@ -184,6 +209,21 @@ describe('agent, session and key commands send what the flags say', () => {
     await run('session', 'start', 'coder', '--use', 'main');
     expect(writes()).toEqual([{ method: 'POST', path: '/api/sessions', body: { agentId: 'agt_1', sandbox: { use: 'main' } } }]);
     expect(out).toContain('sandcast session exec ses_1 -- CMD');
+  });
+
+  it('session exec runs in the session’s sandbox and exits with the command’s code', async () => {
+    await run('session', 'exec', 'ses_1', '--', 'sh', '-c', 'exit 5');
+    expect(writes()).toEqual([{ method: 'POST', path: '/api/sessions/ses_1/exec', body: { command: ['sh', '-c', 'exit 5'] } }]);
+    expect(process.exitCode).toBe(5);
+  });
+
+  it('sandbox stop and start ask for the state and show desired against observed', async () => {
+    await run('sandbox', 'stop', 'sbx_1');
+    await run('sandbox', 'start', 'sbx_1');
+    expect(writes().map((w) => `${w.method} ${w.path}`)).toEqual(['POST /api/sandboxes/sbx_1/stop', 'POST /api/sandboxes/sbx_1/start']);
+    expect(out).toContain('status:        running, desired stopped (being stopped)');
+    expect(out).toContain('status:        running (desired ready)');
+    expect(out).toContain('generation:    4');
   });
 
   it('keys allow-agents sends agent ids; --none sends none', async () => {
