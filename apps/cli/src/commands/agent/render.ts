@@ -14,7 +14,10 @@ const MODE_WORDS: Record<Policy['mode'], string> = {
 
 /** Bindings in name order: the store keeps no order of its own. */
 const bindingsOf = (policy: Policy) => Object.entries(policy.bindings).sort(([a], [b]) => a.localeCompare(b));
-const bindingNames = (policy: Policy) => bindingsOf(policy).map(([name]) => name).join(', ') || '-';
+const bindingNames = (policy: Policy) =>
+  bindingsOf(policy)
+    .map(([name]) => name)
+    .join(', ') || '-';
 
 const hasFleet = (version: AgentVersionBody) => version.capabilities.includes('sandbox_fleet');
 
