@@ -87,7 +87,7 @@ export { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySc
 export type { ApiOperation } from './operations.ts';
 export { API_OPERATIONS } from './operations.ts';
 export { API_PATHS, fillPath } from './paths.ts';
-export type { OpenPortBody, PortUrl, PortVisibility, SandboxPort } from './ports.ts';
+export type { OpenPort, OpenPortBody, PortUrl, PortVisibility, SandboxPort, SetupSessionPort } from './ports.ts';
 export {
   OpenPortBodySchema,
   PORT_TOKEN_PARAM,
@@ -97,6 +97,8 @@ export {
   PortUrlSchema,
   SandboxPortListSchema,
   SandboxPortSchema,
+  SetupSessionPortListSchema,
+  SetupSessionPortSchema,
 } from './ports.ts';
 export type { CreateSandboxBody, SandboxBody } from './sandboxes.ts';
 export { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './sandboxes.ts';

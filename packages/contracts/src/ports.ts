@@ -25,17 +25,26 @@ export const OpenPortBodySchema = z.strictObject({
 });
 export type OpenPortBody = z.input<typeof OpenPortBodySchema>;
 
-export const SandboxPortSchema = z.object({
-  sandboxId: z.string(),
+/** What every open port says of itself, whoever owns it (a sandbox, a setup session). */
+const openPortFields = {
   port: z.number().int(),
   visibility: z.enum(PORT_VISIBILITIES),
   /** The port's address without a credential (a private one answers 401 until the token is given). */
   baseUrl: z.string(),
   createdAt: z.string(),
-});
-export type SandboxPort = z.infer<typeof SandboxPortSchema>;
+};
 
+export const SandboxPortSchema = z.object({ sandboxId: z.string(), ...openPortFields });
+export type SandboxPort = z.infer<typeof SandboxPortSchema>;
 export const SandboxPortListSchema = z.object({ ports: z.array(SandboxPortSchema) });
+
+/** A port of a setup session's sandbox (the "Configure image" flow), served like a sandbox's. */
+export const SetupSessionPortSchema = z.object({ sessionId: z.string(), ...openPortFields });
+export type SetupSessionPort = z.infer<typeof SetupSessionPortSchema>;
+export const SetupSessionPortListSchema = z.object({ ports: z.array(SetupSessionPortSchema) });
+
+/** An open port as both UIs show it, without naming its owner. */
+export type OpenPort = Omit<SandboxPort, 'sandboxId'>;
 
 /** `GET …/ports/:port/url`: a private port's URL carries a token that ends at `expiresAt`. */
 export const PortUrlSchema = z.object({ url: z.string(), expiresAt: z.string().optional() });
