@@ -1,3 +1,4 @@
+import type { ExecBody, ExecResultBody } from '@sandcast/contracts';
 import { createDockerProvider } from '@sandcast/provider-docker';
 import { dockerSkipReason, TEST_IMAGE } from '@sandcast/provider-docker/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +34,32 @@ while (my $client = $server->accept()) {
 }
 `;
 
+/** Runs a command in a sandbox or a setup sandbox. */
+type Exec = (body: ExecBody) => Promise<ExecResultBody>;
+
+/** Starts the perl server on `port` where `exec` runs, and waits until it listens. */
+async function startPerlServer(exec: Exec, port: number): Promise<void> {
+  await exec({ command: ['sh', '-c', 'printf %s "$1" > /tmp/server.pl', 'sh', PERL_SERVER] });
+  await exec({ command: ['sh', '-c', `nohup perl /tmp/server.pl ${port} >/tmp/server.log 2>&1 &`] });
+  const ready = await exec({
+    command: ['sh', '-c', `for i in $(seq 200); do [ -f /tmp/ready-${port} ] && exit 0; sleep 0.05; done; cat /tmp/server.log; exit 1`],
+  });
+  expect(ready.exitCode, ready.stdout + ready.stderr).toBe(0);
+}
+
+/** Opens a WebSocket-looking upgrade through a port URL; resolves once the server in the container switched protocols. */
+async function openUpgrade(baseUrl: string, cookie: string): Promise<WebSocket> {
+  const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}ws`, { lookup: loopbackLookup, headers: { cookie } });
+  socket.on('error', () => undefined);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('upgrade', () => resolve());
+    socket.once('unexpected-response', () => reject(new Error('upgrade refused')));
+  });
+  return socket;
+}
+
+const closedSocket = (socket: WebSocket) => new Promise<void>((resolve) => socket.once('close', () => resolve()));
+
 describe.skipIf(!runnable)(`sandbox ports on the Docker provider [${REAL_PROVIDER_DATABASE}]`, () => {
   const { server } = useRealProviderServer((dataDir) => [createDockerProvider({ dataDir })]);
   let t: TestServer;
@@ -44,12 +71,7 @@ describe.skipIf(!runnable)(`sandbox ports on the Docker provider [${REAL_PROVIDE
     const env = await t.client.environments.create({ name: 'ports-docker', provider: 'docker', config: { image: TEST_IMAGE } });
     const sandbox = await t.client.sandboxes.create({ environmentId: env.id });
     try {
-      await t.client.sandboxes.exec(sandbox.id, { command: ['sh', '-c', 'printf %s "$1" > /tmp/server.pl', 'sh', PERL_SERVER] });
-      await t.client.sandboxes.exec(sandbox.id, { command: ['sh', '-c', 'nohup perl /tmp/server.pl 8080 >/tmp/server.log 2>&1 &'] });
-      const ready = await t.client.sandboxes.exec(sandbox.id, {
-        command: ['sh', '-c', 'for i in $(seq 200); do [ -f /tmp/ready-8080 ] && exit 0; sleep 0.05; done; cat /tmp/server.log; exit 1'],
-      });
-      expect(ready.exitCode, ready.stdout + ready.stderr).toBe(0);
+      await startPerlServer((body) => t.client.sandboxes.exec(sandbox.id, body), 8080);
 
       const opened = await t.client.sandboxes.ports.open(sandbox.id, { port: 8080 });
       expect((await portRequest(opened.baseUrl)).status).toBe(401);
@@ -60,18 +82,38 @@ describe.skipIf(!runnable)(`sandbox ports on the Docker provider [${REAL_PROVIDE
       expect(hello.body).toBe('hello from docker port 8080: /hi\n');
 
       // The upgraded connection is relayed both ways (the perl server echoes raw bytes), and closed with the port.
-      const socket = new WebSocket(`${opened.baseUrl.replace(/^http/, 'ws')}ws`, { lookup: loopbackLookup, headers: { cookie } });
-      socket.on('error', () => undefined);
-      await new Promise<void>((resolve, reject) => {
-        socket.once('upgrade', () => resolve());
-        socket.once('unexpected-response', () => reject(new Error('upgrade refused')));
-      });
-      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      const socket = await openUpgrade(opened.baseUrl, cookie);
+      const closed = closedSocket(socket);
       await t.client.sandboxes.ports.close(sandbox.id, 8080);
       await closed;
       expect((await portRequest(opened.baseUrl, { headers: { cookie } })).status).toBe(404);
     } finally {
       await t.client.sandboxes.delete(sandbox.id).catch(() => undefined);
+      await t.client.environments.delete(env.id).catch(() => undefined);
+    }
+  }, 120_000);
+
+  it('reaches a server inside a setup container through its URL; cancelling the setup ends access at once', async () => {
+    const env = await t.client.environments.create({ name: 'ports-docker-setup', provider: 'docker', config: { image: TEST_IMAGE } });
+    const { session } = await t.client.customImages.startSetup(env.id);
+    try {
+      await startPerlServer((body) => t.client.customImages.exec(session.id, body), 8080);
+      const opened = await t.client.customImages.ports.open(session.id, { port: 8080 });
+      expect(new URL(opened.baseUrl).hostname).toMatch(/^8080-setup-[0-9a-f]{32}\./);
+      expect((await portRequest(opened.baseUrl)).status).toBe(401);
+      const exchanged = await portRequest((await t.client.customImages.ports.url(session.id, 8080)).url);
+      const cookie = String(exchanged.headers['set-cookie']).split(';')[0]!;
+      const hello = await portRequest(`${opened.baseUrl}setup`, { headers: { cookie } });
+      expect(hello.status).toBe(200);
+      expect(hello.body).toBe('hello from docker port 8080: /setup\n');
+
+      const socket = await openUpgrade(opened.baseUrl, cookie);
+      const closed = closedSocket(socket);
+      await t.client.customImages.cancel(session.id);
+      await closed;
+      expect((await portRequest(opened.baseUrl, { headers: { cookie } })).status).toBe(404);
+    } finally {
+      await t.client.customImages.cancel(session.id).catch(() => undefined);
       await t.client.environments.delete(env.id).catch(() => undefined);
     }
   }, 120_000);
