@@ -29,7 +29,7 @@ function rawRequest(serverUrl: string, head: string): Promise<{ status: number; 
 
 const hostOf = (url: string) => new URL(url).host;
 
-describe('hostile: sandbox ports (fake provider: inputs, names, tokens)', () => {
+describe('hostile: sandbox and setup session ports (fake provider: inputs, names, owners, tokens)', () => {
   let t: TestServer;
   let sandboxA: string;
   let sandboxB: string;
@@ -164,11 +164,14 @@ describe('hostile: sandbox ports (fake provider: inputs, names, tokens)', () => 
   });
 
   attack('Host names under the ports domain that name no open port, or are malformed, reach nothing', async () => {
-    await t.client.sandboxes.ports.open(sandboxA, { port: targetPort });
+    const bases = [
+      (await t.client.sandboxes.ports.open(sandboxA, { port: targetPort })).baseUrl,
+      (await t.client.customImages.ports.open(sessionId, { port: targetPort })).baseUrl,
+    ];
     try {
-      const base = (await t.client.sandboxes.ports.list(sandboxA))[0]!.baseUrl;
       const serverPort = new URL(t.url).port;
-      const hex = sandboxA.slice(4);
+      const hex = sandboxA.slice('sbx_'.length);
+      const sessionHex = sessionId.slice('setup_'.length);
       const names = [
         `${targetPort}-sbx-${'0'.repeat(32)}.sandboxes.localhost`,
         `${targetPort + 1}-sbx-${hex}.sandboxes.localhost`,
@@ -180,6 +183,14 @@ describe('hostile: sandbox ports (fake provider: inputs, names, tokens)', () => 
         `..sandboxes.localhost`,
         `sandboxes.localhost`,
         `22-sbx-${hex}.sandboxes.localhost`,
+        // One owner's id under the other's label names nobody's port.
+        `${targetPort}-setup-${hex}.sandboxes.localhost`,
+        `${targetPort}-sbx-${sessionHex}.sandboxes.localhost`,
+        `${targetPort}-${sessionId}.sandboxes.localhost`,
+        `0-setup-${sessionHex}.sandboxes.localhost`,
+        `65536-setup-${sessionHex}.sandboxes.localhost`,
+        `22-setup-${sessionHex}.sandboxes.localhost`,
+        `${targetPort}-setup-${sessionHex}.x.sandboxes.localhost`,
       ];
       for (const name of names) {
         const answer = await rawRequest(t.url, `GET / HTTP/1.1\r\nHost: ${name}:${serverPort}\r\nConnection: close\r\n\r\n`);
@@ -188,44 +199,23 @@ describe('hostile: sandbox ports (fake provider: inputs, names, tokens)', () => 
         expect(answer.text).not.toContain('target saw');
       }
       // The API is never answered on a port's host name, and an absolute-form target cannot point elsewhere.
-      const host = hostOf(base);
-      const api = await rawRequest(t.url, `GET /api/instance/settings HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-      expect(api.status).toBe(401);
-      expect(api.text).not.toContain('enableEnvironments');
-      const absolute = await rawRequest(t.url, `GET http://127.0.0.1:22/ HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-      expect(absolute.status).toBe(400);
-      const nul = await rawRequest(t.url, `GET /a\0b HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-      expect(nul.status).toBe(400);
+      for (const host of bases.map(hostOf)) {
+        const api = await rawRequest(t.url, `GET /api/instance/settings HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+        expect(api.status, host).toBe(401);
+        expect(api.text).not.toContain('enableEnvironments');
+        const absolute = await rawRequest(t.url, `GET http://127.0.0.1:22/ HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+        expect(absolute.status, host).toBe(400);
+        const nul = await rawRequest(t.url, `GET /a\0b HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+        expect(nul.status, host).toBe(400);
+      }
     } finally {
       await t.client.sandboxes.ports.close(sandboxA, targetPort);
+      await t.client.customImages.ports.close(sessionId, targetPort);
     }
-  });
-});
-
-describe('hostile: setup session ports (fake provider: ids, owners, tokens)', () => {
-  let t: TestServer;
-  let sandbox: string;
-  let session: string;
-  let target: http.Server;
-  let targetPort: number;
-
-  beforeAll(async () => {
-    t = await startHostileServer({ database: pglite });
-    await enableEnvironments(t.client);
-    const env = await t.client.environments.create({ name: 'setup-ports-hostile', provider: 'fake', config: {} });
-    sandbox = (await t.client.sandboxes.create({ environmentId: env.id })).id;
-    session = (await t.client.customImages.startSetup(env.id)).session.id;
-    target = http.createServer((request, response) => response.end(`target saw ${request.url}`));
-    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
-    targetPort = (target.address() as net.AddressInfo).port;
-  });
-  afterAll(async () => {
-    target.close();
-    await t.close();
   });
 
   attack('session ids with NUL, "..", another kind of id or none at all reach no session', async () => {
-    for (const id of ['%00', 'setup_%00', '..', '%2E%2E', '..%2F..%2Fapi', sandbox, `setup_${'0'.repeat(32)}`, 'x'.repeat(5000)]) {
+    for (const id of ['%00', 'setup_%00', '..', '%2E%2E', '..%2F..%2Fapi', sandboxA, `setup_${'0'.repeat(32)}`, 'x'.repeat(5000)]) {
       for (const [method, suffix] of [
         ['GET', ''],
         ['POST', ''],
@@ -242,68 +232,32 @@ describe('hostile: setup session ports (fake provider: ids, owners, tokens)', ()
     }
   });
 
-  attack(
-    "a sandbox's token or cookie on a setup host, and the reverse, are refused; so is one owner's id under the other's label",
-    async () => {
-      const setupPort = await t.client.customImages.ports.open(session, { port: targetPort });
-      const sandboxPort = await t.client.sandboxes.ports.open(sandbox, { port: targetPort });
-      try {
-        const setupUrl = (await t.client.customImages.ports.url(session, targetPort)).url;
-        const sandboxUrl = (await t.client.sandboxes.ports.url(sandbox, targetPort)).url;
-        const setupToken = new URL(setupUrl).searchParams.get('sandcast_token')!;
-        const sandboxToken = new URL(sandboxUrl).searchParams.get('sandcast_token')!;
-        for (const [base, token] of [
-          [setupPort.baseUrl, sandboxToken],
-          [sandboxPort.baseUrl, setupToken],
-        ] as const) {
-          const viaQuery = await portRequest(`${base}?sandcast_token=${token}`);
-          expect(viaQuery.status).toBe(401);
-          expect(viaQuery.body).not.toContain('target saw');
-          const viaCookie = await portRequest(base, { headers: { cookie: `sandcast_port=${token}` } });
-          expect(viaCookie.status).toBe(401);
-        }
-        // Each owner's hex under the other's label: a name that exists for nobody.
-        const serverPort = new URL(t.url).port;
-        const sandboxHex = sandbox.slice('sbx_'.length);
-        const sessionHex = session.slice('setup_'.length);
-        for (const name of [
-          `${targetPort}-setup-${sandboxHex}.sandboxes.localhost`,
-          `${targetPort}-sbx-${sessionHex}.sandboxes.localhost`,
-          `${targetPort}-setup_${sessionHex}.sandboxes.localhost`,
-          `0-setup-${sessionHex}.sandboxes.localhost`,
-          `65536-setup-${sessionHex}.sandboxes.localhost`,
-          `${targetPort}-setup-${sessionHex}.x.sandboxes.localhost`,
-        ]) {
-          for (const token of [setupToken, sandboxToken]) {
-            const answer = await rawRequest(
-              t.url,
-              `GET /?sandcast_token=${token} HTTP/1.1\r\nHost: ${name}:${serverPort}\r\nConnection: close\r\n\r\n`,
-            );
-            expect(answer.status, name).toBeGreaterThanOrEqual(400);
-            expect(answer.status, name).toBeLessThan(500);
-            expect(answer.text).not.toContain('target saw');
-          }
-        }
-        // A setup host names the API nothing either; a NUL or an absolute-form target is a 400.
-        const host = hostOf(setupPort.baseUrl);
-        const api = await rawRequest(t.url, `GET /api/instance/settings HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-        expect(api.status).toBe(401);
-        expect(api.text).not.toContain('enableEnvironments');
-        const absolute = await rawRequest(t.url, `GET http://127.0.0.1:22/ HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-        expect(absolute.status).toBe(400);
-        const nul = await rawRequest(t.url, `GET /a\0b HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-        expect(nul.status).toBe(400);
-        // The genuine token still works on its own host.
-        expect((await portRequest(setupUrl)).status).toBe(303);
-      } finally {
-        await t.client.customImages.ports.close(session, targetPort);
-        await t.client.sandboxes.ports.close(sandbox, targetPort);
+  attack("a sandbox's token or cookie on a setup session's host, and the reverse, are refused", async () => {
+    const setupPort = await t.client.customImages.ports.open(sessionId, { port: targetPort });
+    const sandboxPort = await t.client.sandboxes.ports.open(sandboxA, { port: targetPort });
+    try {
+      const setupUrl = (await t.client.customImages.ports.url(sessionId, targetPort)).url;
+      const setupToken = new URL(setupUrl).searchParams.get('sandcast_token')!;
+      const sandboxToken = new URL((await t.client.sandboxes.ports.url(sandboxA, targetPort)).url).searchParams.get('sandcast_token')!;
+      for (const [base, token] of [
+        [setupPort.baseUrl, sandboxToken],
+        [sandboxPort.baseUrl, setupToken],
+      ] as const) {
+        const viaQuery = await portRequest(`${base}?sandcast_token=${token}`);
+        expect(viaQuery.status).toBe(401);
+        expect(viaQuery.body).not.toContain('target saw');
+        expect((await portRequest(base, { headers: { cookie: `sandcast_port=${token}` } })).status).toBe(401);
       }
-    },
-  );
+      // The genuine token still works on its own host.
+      expect((await portRequest(setupUrl)).status).toBe(303);
+    } finally {
+      await t.client.customImages.ports.close(sessionId, targetPort);
+      await t.client.sandboxes.ports.close(sandboxA, targetPort);
+    }
+  });
 
   attack('a public setup port needs the setting; an ended setup session opens nothing', async () => {
-    await expect(t.client.customImages.ports.open(session, { port: targetPort, visibility: 'public' })).rejects.toMatchObject({
+    await expect(t.client.customImages.ports.open(sessionId, { port: targetPort, visibility: 'public' })).rejects.toMatchObject({
       status: 403,
     });
     const env = await t.client.environments.create({ name: 'setup-ports-hostile-ended', provider: 'fake', config: {} });

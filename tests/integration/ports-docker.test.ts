@@ -60,61 +60,72 @@ async function openUpgrade(baseUrl: string, cookie: string): Promise<WebSocket> 
 
 const closedSocket = (socket: WebSocket) => new Promise<void>((resolve) => socket.once('close', () => resolve()));
 
+/** The port calls of one owner, bound to it. */
+interface OwnedPorts {
+  exec: Exec;
+  open(port: number): Promise<{ baseUrl: string }>;
+  url(port: number): Promise<{ url: string }>;
+  /** What ends access: closing the port, or ending its owner. */
+  end(): Promise<unknown>;
+}
+
+/**
+ * The server in the container answers through the port's URL once its token is traded for a
+ * cookie; an upgraded connection is relayed both ways (the perl server echoes raw bytes); `end`
+ * closes that connection and every later request is refused.
+ */
+async function servesThenEnds(ports: OwnedPorts): Promise<string> {
+  await startPerlServer(ports.exec, 8080);
+  const opened = await ports.open(8080);
+  expect((await portRequest(opened.baseUrl)).status).toBe(401);
+  const exchanged = await portRequest((await ports.url(8080)).url);
+  const cookie = String(exchanged.headers['set-cookie']).split(';')[0]!;
+  const hello = await portRequest(`${opened.baseUrl}hi`, { headers: { cookie } });
+  expect(hello.status).toBe(200);
+  expect(hello.body).toBe('hello from docker port 8080: /hi\n');
+  const socket = await openUpgrade(opened.baseUrl, cookie);
+  const closed = closedSocket(socket);
+  await ports.end();
+  await closed;
+  expect((await portRequest(opened.baseUrl, { headers: { cookie } })).status).toBe(404);
+  return opened.baseUrl;
+}
+
 describe.skipIf(!runnable)(`sandbox ports on the Docker provider [${REAL_PROVIDER_DATABASE}]`, () => {
   const { server } = useRealProviderServer((dataDir) => [createDockerProvider({ dataDir })]);
   let t: TestServer;
-  beforeAll(() => {
+  let environmentId: string;
+  beforeAll(async () => {
     t = server();
+    environmentId = (await t.client.environments.create({ name: 'ports-docker', provider: 'docker', config: { image: TEST_IMAGE } })).id;
   });
 
-  it("reaches a server inside a network: none container through the container's own namespace", async () => {
-    const env = await t.client.environments.create({ name: 'ports-docker', provider: 'docker', config: { image: TEST_IMAGE } });
-    const sandbox = await t.client.sandboxes.create({ environmentId: env.id });
+  it("reaches a server inside a network: none container through the container's own namespace; closing ends access", async () => {
+    const sandbox = await t.client.sandboxes.create({ environmentId });
     try {
-      await startPerlServer((body) => t.client.sandboxes.exec(sandbox.id, body), 8080);
-
-      const opened = await t.client.sandboxes.ports.open(sandbox.id, { port: 8080 });
-      expect((await portRequest(opened.baseUrl)).status).toBe(401);
-      const exchanged = await portRequest((await t.client.sandboxes.ports.url(sandbox.id, 8080)).url);
-      const cookie = String(exchanged.headers['set-cookie']).split(';')[0]!;
-      const hello = await portRequest(`${opened.baseUrl}hi`, { headers: { cookie } });
-      expect(hello.status).toBe(200);
-      expect(hello.body).toBe('hello from docker port 8080: /hi\n');
-
-      // The upgraded connection is relayed both ways (the perl server echoes raw bytes), and closed with the port.
-      const socket = await openUpgrade(opened.baseUrl, cookie);
-      const closed = closedSocket(socket);
-      await t.client.sandboxes.ports.close(sandbox.id, 8080);
-      await closed;
-      expect((await portRequest(opened.baseUrl, { headers: { cookie } })).status).toBe(404);
+      await servesThenEnds({
+        exec: (body) => t.client.sandboxes.exec(sandbox.id, body),
+        open: (port) => t.client.sandboxes.ports.open(sandbox.id, { port }),
+        url: (port) => t.client.sandboxes.ports.url(sandbox.id, port),
+        end: () => t.client.sandboxes.ports.close(sandbox.id, 8080),
+      });
     } finally {
       await t.client.sandboxes.delete(sandbox.id).catch(() => undefined);
-      await t.client.environments.delete(env.id).catch(() => undefined);
     }
   }, 120_000);
 
   it('reaches a server inside a setup container through its URL; cancelling the setup ends access at once', async () => {
-    const env = await t.client.environments.create({ name: 'ports-docker-setup', provider: 'docker', config: { image: TEST_IMAGE } });
-    const { session } = await t.client.customImages.startSetup(env.id);
+    const { session } = await t.client.customImages.startSetup(environmentId);
     try {
-      await startPerlServer((body) => t.client.customImages.exec(session.id, body), 8080);
-      const opened = await t.client.customImages.ports.open(session.id, { port: 8080 });
-      expect(new URL(opened.baseUrl).hostname).toMatch(/^8080-setup-[0-9a-f]{32}\./);
-      expect((await portRequest(opened.baseUrl)).status).toBe(401);
-      const exchanged = await portRequest((await t.client.customImages.ports.url(session.id, 8080)).url);
-      const cookie = String(exchanged.headers['set-cookie']).split(';')[0]!;
-      const hello = await portRequest(`${opened.baseUrl}setup`, { headers: { cookie } });
-      expect(hello.status).toBe(200);
-      expect(hello.body).toBe('hello from docker port 8080: /setup\n');
-
-      const socket = await openUpgrade(opened.baseUrl, cookie);
-      const closed = closedSocket(socket);
-      await t.client.customImages.cancel(session.id);
-      await closed;
-      expect((await portRequest(opened.baseUrl, { headers: { cookie } })).status).toBe(404);
+      const baseUrl = await servesThenEnds({
+        exec: (body) => t.client.customImages.exec(session.id, body),
+        open: (port) => t.client.customImages.ports.open(session.id, { port }),
+        url: (port) => t.client.customImages.ports.url(session.id, port),
+        end: () => t.client.customImages.cancel(session.id),
+      });
+      expect(new URL(baseUrl).hostname).toMatch(/^8080-setup-[0-9a-f]{32}\./);
     } finally {
       await t.client.customImages.cancel(session.id).catch(() => undefined);
-      await t.client.environments.delete(env.id).catch(() => undefined);
     }
   }, 120_000);
 });

@@ -42,7 +42,7 @@ import { z } from 'zod';
 import { baseImagesApi } from './base-images.ts';
 import { apiErrorFromAnswer, SandcastApiError, SandcastConnectionError } from './errors.ts';
 import { ExecStream } from './exec-stream.ts';
-import { sandboxPortsApi, setupSessionPortsApi } from './ports.ts';
+import { portsApi } from './ports.ts';
 
 export interface ClientOptions {
   /** e.g. http://127.0.0.1:7420 */
@@ -226,7 +226,7 @@ export class SandcastClient {
     probe: (environmentId: string) =>
       this.request('POST', fillPath(API_PATHS.environmentProbe, { environmentId }), ProbeAnswerSchema, { body: {} }),
     /** The ports of the setup session's sandbox served as URLs, as a sandbox's are. */
-    ports: setupSessionPortsApi(this),
+    ports: portsApi(this, 'setup'),
   };
 
   readonly sandboxes = {
@@ -240,7 +240,7 @@ export class SandcastClient {
     execStream: (id: string, body: ExecBody, options: { signal?: AbortSignal } = {}) =>
       this.openExecStream(fillPath(API_PATHS.sandboxExec, { id }), body, options),
     /** A sandbox's ports served as URLs; a private port's URL carries an expiring token. */
-    ports: sandboxPortsApi(this),
+    ports: portsApi(this, 'sandbox'),
   };
 
   async targets() {

@@ -87,9 +87,10 @@ export { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySc
 export type { ApiOperation } from './operations.ts';
 export { API_OPERATIONS } from './operations.ts';
 export { API_PATHS, fillPath } from './paths.ts';
-export type { OpenPort, OpenPortBody, PortUrl, PortVisibility, SandboxPort, SetupSessionPort } from './ports.ts';
+export type { OpenPort, OpenPortBody, PortOwnerKind, PortUrl, PortVisibility, SandboxPort, SetupSessionPort } from './ports.ts';
 export {
   OpenPortBodySchema,
+  PORT_OWNERS,
   PORT_TOKEN_PARAM,
   PORT_VISIBILITIES,
   PortNumberSchema,

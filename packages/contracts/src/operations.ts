@@ -32,14 +32,7 @@ import {
 import { HealthResponseSchema } from './health.ts';
 import { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySchema } from './keys.ts';
 import { API_PATHS } from './paths.ts';
-import {
-  OpenPortBodySchema,
-  PortUrlSchema,
-  SandboxPortListSchema,
-  SandboxPortSchema,
-  SetupSessionPortListSchema,
-  SetupSessionPortSchema,
-} from './ports.ts';
+import { OpenPortBodySchema, PORT_OWNERS, PortUrlSchema } from './ports.ts';
 import { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './sandboxes.ts';
 import { InstanceSettingsPatchSchema, InstanceSettingsSchema } from './settings.ts';
 import { SandboxTargetListSchema } from './targets.ts';
@@ -77,21 +70,19 @@ const ndjsonProgress = {
 };
 
 /** The four port operations, the same for every owner of ports (docs/decisions/0017-setup-session-ports.md). */
-function portOperations(owner: {
-  tag: ApiOperation['tag'];
-  owner: string;
-  paths: { list: string; url: string; one: string };
-  item: z.ZodType;
-  list: z.ZodType;
-}): ApiOperation[] {
-  const { tag, paths } = owner;
+function portOperations(
+  tag: ApiOperation['tag'],
+  name: string,
+  owner: { paths: { list: string; url: string; one: string }; item: z.ZodType; list: z.ZodType },
+): ApiOperation[] {
+  const { paths } = owner;
   return [
-    { method: 'GET', path: paths.list, tag, summary: `The open ports of ${owner.owner}`, answer: owner.list },
+    { method: 'GET', path: paths.list, tag, summary: `The open ports of ${name}`, answer: owner.list },
     {
       method: 'POST',
       path: paths.list,
       tag,
-      summary: `Open a port of ${owner.owner} as a URL`,
+      summary: `Open a port of ${name} as a URL`,
       body: OpenPortBodySchema,
       status: 201,
       answer: owner.item,
@@ -371,18 +362,6 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     body: ExecBodySchema,
     answer: ExecResultSchema,
   },
-  ...portOperations({
-    tag: 'sandboxes',
-    owner: 'a sandbox',
-    paths: { list: API_PATHS.sandboxPorts, url: API_PATHS.sandboxPortUrl, one: API_PATHS.sandboxPort },
-    item: SandboxPortSchema,
-    list: SandboxPortListSchema,
-  }),
-  ...portOperations({
-    tag: 'custom images',
-    owner: "a setup session's sandbox",
-    paths: { list: API_PATHS.setupSessionPorts, url: API_PATHS.setupSessionPortUrl, one: API_PATHS.setupSessionPort },
-    item: SetupSessionPortSchema,
-    list: SetupSessionPortListSchema,
-  }),
+  ...portOperations('sandboxes', 'a sandbox', PORT_OWNERS.sandbox),
+  ...portOperations('custom images', "a setup session's sandbox", PORT_OWNERS.setup),
 ];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { API_PATHS } from './paths.ts';
 
 /** Who may open a port's URL: `private` needs a credential, `public` needs none (an instance setting allows it). */
 export const PORT_VISIBILITIES = ['private', 'public'] as const;
@@ -45,6 +46,26 @@ export const SetupSessionPortListSchema = z.object({ ports: z.array(SetupSession
 
 /** An open port as both UIs show it, without naming its owner. */
 export type OpenPort = Omit<SandboxPort, 'sandboxId'>;
+
+/**
+ * Each owner of ports: the path parameter naming it, its three paths and its answers. The
+ * server's routes, the OpenAPI operations and the client are all built from this table.
+ */
+export const PORT_OWNERS = {
+  sandbox: {
+    param: 'id',
+    paths: { list: API_PATHS.sandboxPorts, url: API_PATHS.sandboxPortUrl, one: API_PATHS.sandboxPort },
+    item: SandboxPortSchema,
+    list: SandboxPortListSchema,
+  },
+  setup: {
+    param: 'sessionId',
+    paths: { list: API_PATHS.setupSessionPorts, url: API_PATHS.setupSessionPortUrl, one: API_PATHS.setupSessionPort },
+    item: SetupSessionPortSchema,
+    list: SetupSessionPortListSchema,
+  },
+} as const;
+export type PortOwnerKind = keyof typeof PORT_OWNERS;
 
 /** `GET …/ports/:port/url`: a private port's URL carries a token that ends at `expiresAt`. */
 export const PortUrlSchema = z.object({ url: z.string(), expiresAt: z.string().optional() });

@@ -5,30 +5,23 @@ const HEX = '0123456789abcdef0123456789abcdef';
 const policy = { baseDomain: 'sandboxes.localhost', scheme: 'http', portSuffix: () => ':7420' } as const;
 
 describe('port host names', () => {
-  it('round-trips a sandbox id and port through the host name', () => {
-    const origin = portOrigin(policy, { kind: 'sandbox', id: `sbx_${HEX}` }, 8080);
-    expect(origin).toBe(`http://8080-sbx-${HEX}.sandboxes.localhost:7420`);
-    expect(matchPortHost('sandboxes.localhost', new URL(origin).host)).toEqual({
-      kind: 'port',
-      port: 8080,
-      owner: { kind: 'sandbox', id: `sbx_${HEX}` },
-    });
+  it("round-trips each owner's id and port through its host name; a sandbox's and a setup session's never meet", () => {
+    const sandbox = { kind: 'sandbox', id: `sbx_${HEX}` } as const;
+    const setup = { kind: 'setup', id: `setup_${HEX}` } as const;
+    for (const [owner, port, host] of [
+      [sandbox, 8080, `8080-sbx-${HEX}.sandboxes.localhost:7420`],
+      [setup, 3000, `3000-setup-${HEX}.sandboxes.localhost:7420`],
+    ] as const) {
+      const origin = portOrigin(policy, owner, port);
+      expect(origin).toBe(`http://${host}`);
+      expect(matchPortHost('sandboxes.localhost', new URL(origin).host)).toEqual({ kind: 'port', port, owner });
+    }
+    expect(portOrigin(policy, setup, 3000)).not.toBe(portOrigin(policy, sandbox, 3000));
     expect(matchPortHost('sandboxes.example.com', `443-SBX-${HEX.toUpperCase()}.Sandboxes.Example.com.`)).toEqual({
       kind: 'port',
       port: 443,
-      owner: { kind: 'sandbox', id: `sbx_${HEX}` },
+      owner: sandbox,
     });
-  });
-
-  it("gives a setup session's port a name of its own, never a sandbox's", () => {
-    const origin = portOrigin(policy, { kind: 'setup', id: `setup_${HEX}` }, 3000);
-    expect(origin).toBe(`http://3000-setup-${HEX}.sandboxes.localhost:7420`);
-    expect(matchPortHost('sandboxes.localhost', new URL(origin).host)).toEqual({
-      kind: 'port',
-      port: 3000,
-      owner: { kind: 'setup', id: `setup_${HEX}` },
-    });
-    expect(origin).not.toBe(portOrigin(policy, { kind: 'sandbox', id: `sbx_${HEX}` }, 3000));
   });
 
   it('claims every name under the base domain, and answers only well-formed ones', () => {

@@ -1,3 +1,5 @@
+import type { PortOwnerKind } from '@sandcast/contracts';
+
 /**
  * Where an open port is served: `<port>-sbx-<hex>.<base domain>` for a sandbox's,
  * `<port>-setup-<hex>.<base domain>` for a setup session's. The id's `_` becomes `-` so the name is
@@ -16,7 +18,7 @@ export const DEFAULT_PORTS_BASE_DOMAIN = 'sandboxes.localhost';
 
 /** Who a port belongs to: a sandbox (`sbx_…`) or a setup session's sandbox (`setup_…`). */
 export interface PortOwner {
-  kind: 'sandbox' | 'setup';
+  kind: PortOwnerKind;
   id: string;
 }
 

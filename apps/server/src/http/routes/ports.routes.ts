@@ -1,4 +1,4 @@
-import { API_PATHS, OpenPortBodySchema, PortParamSchema } from '@sandcast/contracts';
+import { OpenPortBodySchema, PORT_OWNERS, type PortOwnerKind, PortParamSchema } from '@sandcast/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { PortOwner } from '../../ports/port-hosts.ts';
 import type { PortsService } from '../../services/ports.service.ts';
@@ -6,26 +6,18 @@ import { parse } from '../validate.ts';
 
 type Params = Record<string, string>;
 
-/** Each owner of ports: its paths and how its id is read from them. The four routes are the same for both. */
-const OWNERS: Array<{ kind: PortOwner['kind']; param: string; list: string; url: string; one: string }> = [
-  { kind: 'sandbox', param: 'id', list: API_PATHS.sandboxPorts, url: API_PATHS.sandboxPortUrl, one: API_PATHS.sandboxPort },
-  {
-    kind: 'setup',
-    param: 'sessionId',
-    list: API_PATHS.setupSessionPorts,
-    url: API_PATHS.setupSessionPortUrl,
-    one: API_PATHS.setupSessionPort,
-  },
-];
-
-/** Ports of sandboxes and of setup sessions as URLs (docs/decisions/0015-sandbox-ports.md, 0017-setup-session-ports.md). */
+/**
+ * Ports of sandboxes and of setup sessions as URLs (docs/decisions/0015-sandbox-ports.md,
+ * 0017-setup-session-ports.md): the same four routes for each owner in PORT_OWNERS.
+ */
 export function registerPortRoutes(app: FastifyInstance, deps: { ports: PortsService }): void {
   const admin = { access: 'admin', feature: 'environments' } as const;
   const { ports } = deps;
   const portOf = (params: Params) => parse(PortParamSchema, params.port, 'params');
 
-  for (const paths of OWNERS) {
-    const ownerOf = (params: Params): PortOwner => ({ kind: paths.kind, id: params[paths.param]! });
+  for (const kind of Object.keys(PORT_OWNERS) as PortOwnerKind[]) {
+    const { param, paths } = PORT_OWNERS[kind];
+    const ownerOf = (params: Params): PortOwner => ({ kind, id: params[param]! });
 
     app.get<{ Params: Params }>(paths.list, { config: admin }, async (request) => ({ ports: await ports.list(ownerOf(request.params)) }));
 
