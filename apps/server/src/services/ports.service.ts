@@ -211,8 +211,12 @@ export function createPortsService(deps: {
 
     /** Closes every port of an owner whose sandbox is going (a setup session ending): URLs and connections end now. */
     async closeAllOf(owner: PortOwner): Promise<void> {
-      await OWNER_KINDS[owner.kind].repo(store.repos).deleteAll(owner.id);
-      deps.connections.closeAll(owner.id);
+      try {
+        await OWNER_KINDS[owner.kind].repo(store.repos).deleteAll(owner.id);
+      } finally {
+        // Cut even when the rows could not be deleted: the owner is not running, so nothing reconnects.
+        deps.connections.closeAll(owner.id);
+      }
     },
 
     /** For the forwarder, on every request and connection: the open port, or null when it is not reachable now. */

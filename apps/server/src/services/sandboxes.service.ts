@@ -127,7 +127,8 @@ export function createSandboxesService(deps: {
   const destroy = async (sandbox: Sandbox) => {
     await store.repos.sandboxes.update(sandbox.id, { desiredStatus: 'deleted' });
     // Its URLs stop answering now, before the compute is gone.
-    await (deps.closePorts ? deps.closePorts(sandbox.id) : store.repos.sandboxPorts.deleteAll(sandbox.id));
+    if (deps.closePorts) await deps.closePorts(sandbox.id);
+    else await store.repos.sandboxPorts.deleteAll(sandbox.id);
     if (sandbox.providerInstanceId) await providerOf(sandbox).destroy(sandbox.providerInstanceId);
     return (await store.repos.sandboxes.update(sandbox.id, { status: 'deleted' }))!;
   };
