@@ -11,12 +11,12 @@ import type { SandboxLifecycle } from '../services/sandbox-lifecycle.ts';
 import { PROVIDER_CALL_TIMEOUT_MS, withTimeout } from '../with-timeout.ts';
 
 /** The lease the reconciling server holds; one per database. */
-export const RECONCILER_LEASE = 'reconciler';
+const RECONCILER_LEASE = 'reconciler';
 
 /** Sandboxes stepped at once in a pass (each step makes at most one provider call, with its timeout). */
 const SANDBOX_CONCURRENCY = 8;
 
-export interface PassResult {
+interface PassResult {
   /** Whether this server held the lease and so did the pass (false: another server reconciles). */
   leader: boolean;
   /** Setup sessions timed out. */

@@ -10,7 +10,7 @@ import { recordActivity } from './activity.service.ts';
 import { requireRegisteredProvider } from './environment-context.ts';
 
 /** Who the reconciler's transitions are recorded as. */
-export const SYSTEM_ACTOR: Principal = { role: 'admin', keyId: null };
+const SYSTEM_ACTOR: Principal = { role: 'admin', keyId: null };
 
 /**
  * A sandbox `starting` for longer than this without a step of ours in flight was left so by a
