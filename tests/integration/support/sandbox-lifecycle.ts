@@ -23,6 +23,8 @@ export async function runSandboxLifecycle(options: {
   config: Record<string, unknown>;
   /** Kills the sandbox's compute behind the provider's back (`docker rm -f`, killing its init). */
   killCompute: (sandbox: Sandbox) => Promise<void>;
+  /** More checks on the sandbox once it started again (what else must come back). */
+  afterRestart?: ((sandbox: Sandbox) => Promise<void>) | undefined;
 }) {
   const { t } = options;
   const { client } = t;
@@ -58,6 +60,7 @@ export async function runSandboxLifecycle(options: {
     command: ['sh', '-c', 'cat /workspace/kept.txt /opt/x/f; echo after > after.txt; cat after.txt'],
   });
   expect(read).toMatchObject({ exitCode: 0, stdout: 'kept\ndeep\nafter\n' });
+  await options.afterRestart?.((await t.server.store.repos.sandboxes.get(sandbox.id))!);
 
   // The idle policy: nothing before the idle time, a stop after it.
   await t.server.reconciler.runOnce();
