@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import type { IdleAction, Principal, Sandbox, SandboxPolicy } from '@sandcast/core';
+import type { IdleAction, Principal, Sandbox } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import { testDatabases } from '@sandcast/db/testing';
 import { createFakeProvider, type FakeProvider } from '@sandcast/provider-fake';
@@ -223,7 +223,7 @@ for (const database of testDatabases()) {
         name: `agent-${counter++}`,
         displayName: null,
         description: null,
-        sandboxPolicy: { mode: 'none' } as SandboxPolicy,
+        sandboxPolicy: { mode: 'none', default: null, bindings: {} },
         capabilities: [],
       });
       const session = await store.repos.sessions.insert({
