@@ -178,5 +178,15 @@ for (const database of testDatabases()) {
       }
       expect(probe.counts.doubles).toBeGreaterThan(0);
     }, 60_000);
+
+    it('a server that shuts down gives the lease up: the other takes over at its next pass', async () => {
+      const [a, b] = servers.map((s) => s.server.reconciler) as [Reconciler, Reconciler];
+      clock.advance(LEASE_TTL_MS + 1);
+      expect((await a.runOnce()).leader).toBe(true);
+      expect((await b.runOnce()).leader).toBe(false);
+      await a.stop();
+      expect((await b.runOnce()).leader).toBe(true);
+      expect((await a.runOnce()).leader).toBe(false);
+    });
   });
 }

@@ -70,7 +70,8 @@ export function createSandboxesService(deps: {
     const sandbox = await requireSandbox(id);
     requireUser(sandbox, actor, 'run commands in');
     if (sandbox.status !== 'running' || !sandbox.providerInstanceId) {
-      throw new SandcastError('conflict', `sandbox ${id} is ${sandbox.status}; commands run only in a running sandbox`, {
+      const next = sandbox.status === 'stopped' ? '; start it first' : '';
+      throw new SandcastError('conflict', `sandbox ${id} is ${sandbox.status}; commands run only in a running sandbox${next}`, {
         status: sandbox.status,
       });
     }
