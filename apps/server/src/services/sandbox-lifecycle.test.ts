@@ -141,6 +141,22 @@ for (const database of testDatabases()) {
       expect(await actions(sandbox.id)).toEqual(['sandbox.stopped']);
     });
 
+    it('interleaved stops and starts all answer, and the record ends where the provider is', async () => {
+      const sandbox = await sandboxWith();
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          i % 2 === 0 ? services.sandboxes.stop(sandbox.id, ADMIN) : services.sandboxes.start(sandbox.id, ADMIN),
+        ),
+      );
+      for (const answer of answers) expect(['stopped', 'running']).toContain(answer.status);
+      const final = await read(sandbox.id);
+      expect(final.status).toBe(final.desiredStatus === 'stopped' ? 'stopped' : 'running');
+      expect((await fake.inspect(sandbox.providerInstanceId!)).status).toBe(final.status);
+      const recorded = await actions(sandbox.id);
+      // Every recorded transition alternates: never two stops or two starts in a row.
+      for (let i = 1; i < recorded.length; i++) expect(recorded[i]).not.toBe(recorded[i - 1]);
+    });
+
     it('the idle policy stops a sandbox once its idle time has passed since the last activity', async () => {
       const sandbox = await sandboxWith({ idleAfterSeconds: 60, idleAction: 'stop' });
       await reconciler.runOnce();
