@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ProviderCapabilities } from './capabilities.ts';
 import type { ProviderConfig, ProviderContext, SandboxProvider } from './provider.ts';
 
 /**
@@ -28,6 +29,9 @@ export interface ConnectedProviderFactory {
   readonly displayName: string;
   /** The environment config (image, sizes, intervals): what a sandbox is, not whose account runs it. */
   readonly configSchema: z.ZodType<ProviderConfig>;
+  /** What every provider `connect` returns can do. */
+  readonly capabilities: ProviderCapabilities;
+  readonly runtimeKnobs: readonly string[];
   /** The non-secret half and the secret half of a connection; every field of `secrets` is stored encrypted. */
   readonly connectionSchema: { config: z.ZodType<ProviderConfig>; secrets: z.ZodType<ProviderConfig> };
   /** A provider bound to one connection. Cheap: it must not contact the vendor until an operation does. */

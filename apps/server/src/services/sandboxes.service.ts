@@ -134,6 +134,15 @@ export function createSandboxesService(deps: {
     return (await store.repos.sandboxes.update(sandbox.id, { status: 'deleted' }))!;
   };
 
+  /** A probe's sandbox is archived where the provider says so (capability `archiveInsteadOfDelete`), else destroyed. */
+  const retireProbe = async (sandbox: Sandbox) => {
+    const provider = providerOf(sandbox);
+    if (!provider.capabilities.archiveInsteadOfDelete || !provider.archive || !sandbox.providerInstanceId) return destroy(sandbox);
+    await store.repos.sandboxes.update(sandbox.id, { desiredStatus: 'deleted' });
+    await provider.archive(sandbox.providerInstanceId);
+    return (await store.repos.sandboxes.update(sandbox.id, { status: 'deleted' }))!;
+  };
+
   return {
     create: (input: { environmentId: string }, actor: Principal) =>
       create(input.environmentId, actor, { countAsUse: true, activity: true }),
@@ -219,7 +228,7 @@ export function createSandboxesService(deps: {
         };
       } finally {
         if (sandbox)
-          await destroy(sandbox).catch((err: unknown) => deps.log.warn({ err }, 'probe teardown failed; the reconciler will retry'));
+          await retireProbe(sandbox).catch((err: unknown) => deps.log.warn({ err }, 'probe teardown failed; the reconciler will retry'));
         await recordActivity(store.repos, {
           action: 'environment.probed',
           actor,

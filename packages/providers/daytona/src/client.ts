@@ -16,7 +16,7 @@ export function daytonaClient(settings: DaytonaConnectionSettings): Daytona {
 }
 
 /** The HTTP status a Daytona SDK error carries, when it came from an answer. */
-export function statusOf(error: unknown): number | undefined {
+function statusOf(error: unknown): number | undefined {
   return error instanceof DaytonaError ? error.statusCode : undefined;
 }
 

@@ -1,7 +1,7 @@
 import type { ConnectedProviderFactory, ProviderConnection } from '@sandcast/provider-sdk';
 import { PROVIDER_ID } from './client.ts';
-import { daytonaConfigSchema, daytonaConnectionConfigSchema, daytonaConnectionSecretsSchema } from './config.ts';
-import { createDaytonaProvider } from './daytona-provider.ts';
+import { DAYTONA_RUNTIME_KNOBS, daytonaConfigSchema, daytonaConnectionConfigSchema, daytonaConnectionSecretsSchema } from './config.ts';
+import { createDaytonaProvider, DAYTONA_CAPABILITIES } from './daytona-provider.ts';
 
 const settingsOf = (connection: ProviderConnection) => {
   const config = daytonaConnectionConfigSchema.parse(connection.config);
@@ -15,6 +15,8 @@ export function createDaytonaFactory(): ConnectedProviderFactory {
     id: PROVIDER_ID,
     displayName: 'Daytona',
     configSchema: daytonaConfigSchema,
+    capabilities: DAYTONA_CAPABILITIES,
+    runtimeKnobs: DAYTONA_RUNTIME_KNOBS,
     connectionSchema: { config: daytonaConnectionConfigSchema, secrets: daytonaConnectionSecretsSchema },
     connect: (connection) => createDaytonaProvider(settingsOf(connection)),
     async testConnection(connection) {
