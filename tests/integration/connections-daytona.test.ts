@@ -3,6 +3,7 @@ import { type FakeDaytona, fakeDaytonaSkipReason, startFakeDaytona } from '@sand
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
 import { requireForSuite } from './support/lifecycle.ts';
+import { attachTerminal } from './support/terminal-client.ts';
 
 const sandboxesRun = requireForSuite('connections-daytona (sandboxes on the Daytona fake)', await fakeDaytonaSkipReason());
 
@@ -105,6 +106,23 @@ for (const database of testDatabases()) {
       expect(read.stdout).toBe('tooled\nws\n');
       await t.client.sandboxes.delete(sandbox.id);
       expect([...fake.sandboxes.values()].filter((s) => s.state !== 'destroyed')).toEqual([]);
+    });
+
+    it.skipIf(!sandboxesRun)('the browser terminal reaches a Daytona setup sandbox over its SSH access, the host key pinned', async () => {
+      const env = await t.client.environments.resolve('dt-env');
+      const { session, connectionPayload } = await t.client.customImages.startSetup(env.id);
+      expect(session.connectionSummary).toMatchObject({ type: 'ssh', host: '127.0.0.1' });
+      const token = await t.client.customImages.terminalSessionToken(session.id);
+      expect(token.connectionType).toBe('ssh');
+      const terminal = await attachTerminal(t.url, token);
+      terminal.type('echo "in=$(cat /etc/debian_version | cut -c1-2)x"\r');
+      await terminal.waitFor(/in=\d+x/);
+      const port = (connectionPayload as { port: number }).port;
+      const probe = { setupSessionId: session.id, host: '127.0.0.1', port, fingerprint: 'SHA256:another' };
+      expect(await t.server.store.repos.terminalSessions.pinHostKey(probe)).toMatchObject({ ok: false });
+      terminal.type('exit\r');
+      expect(await terminal.connection.closed).toMatchObject({ reason: 'ssh_closed' });
+      await t.client.customImages.cancel(session.id);
     });
 
     it.skipIf(!sandboxesRun)('a probe archives its Daytona sandbox instead of deleting it', async () => {
