@@ -133,12 +133,20 @@ export function createConnectionRouter(
     start: optional('start'),
     archive: optional('archive'),
 
+    /** What every connection holds; a connection that cannot answer (a revoked key) is left out, not fatal to the others. */
     async listInstances() {
       const found: ManagedInstance[] = [];
-      for (const connection of await deps.source.list(factory.id)) {
-        const instances = await (await providerOf(connection.id)).listInstances();
-        found.push(...instances.map((i) => ({ ...i, instanceId: join(connection.id, i.instanceId) })));
+      const connections = await deps.source.list(factory.id);
+      const failures: Error[] = [];
+      for (const connection of connections) {
+        try {
+          const instances = await (await providerOf(connection.id)).listInstances();
+          found.push(...instances.map((i) => ({ ...i, instanceId: join(connection.id, i.instanceId) })));
+        } catch (error) {
+          failures.push(error as Error);
+        }
       }
+      if (connections.length > 0 && failures.length === connections.length) throw failures[0];
       return found;
     },
 

@@ -34,7 +34,11 @@ export function reasonOf(error: unknown, apiUrl: string): string {
   return `Daytona at ${apiUrl} answered ${status}: ${(error as Error).message}`;
 }
 
-/** Every SDK failure leaves the package as a ProviderError: the vendor's types stay inside. */
+/**
+ * Every SDK failure leaves the package as a ProviderError: the vendor's types stay inside, and so
+ * does the vendor's error object (it is not kept as `cause`: nothing of a request, its headers
+ * included, can reach a log through it).
+ */
 export function toProviderError(error: unknown, what: string, apiUrl: string): ProviderError {
   if (error instanceof ProviderError) return error;
   const status = statusOf(error);
@@ -49,7 +53,7 @@ export function toProviderError(error: unknown, what: string, apiUrl: string): P
             ? 'timeout'
             : 'backend';
   const message = status === 404 ? `${what}: Daytona has no such resource any more` : `${what}: ${reasonOf(error, apiUrl)}`;
-  return new ProviderError({ provider: PROVIDER_ID, code, message, retryable: code === 'unavailable' || code === 'timeout', cause: error });
+  return new ProviderError({ provider: PROVIDER_ID, code, message, retryable: code === 'unavailable' || code === 'timeout' });
 }
 
 /** Quotes one word for a POSIX shell. */

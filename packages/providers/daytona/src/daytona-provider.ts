@@ -325,7 +325,7 @@ export function createDaytonaProvider(settings: DaytonaConnectionSettings): Sand
 
     async captureTemplate(request) {
       const sandbox = await running(request.leaseId).catch((error: unknown) => {
-        throw new ProviderError({ provider: PROVIDER_ID, code: 'capture_failed', message: (error as Error).message, cause: error });
+        throw new ProviderError({ provider: PROVIDER_ID, code: 'capture_failed', message: (error as Error).message });
       });
       const name = `${SNAPSHOT_PREFIX}${request.setupSessionId}-${randomBytes(4).toString('hex')}`.slice(0, 200);
       request.onProgress?.({ phase: 'snapshotting' });
@@ -338,7 +338,6 @@ export function createDaytonaProvider(settings: DaytonaConnectionSettings): Sand
           provider: PROVIDER_ID,
           code: 'capture_failed',
           message: `Daytona could not snapshot the setup sandbox: ${reasonOf(error, settings.apiUrl)}`,
-          cause: error,
         });
       }
     },
