@@ -7,6 +7,7 @@ import {
   BuildBaseImageBodySchema,
   CancelSetupBodySchema,
   CreateApiKeyBodySchema,
+  CreateConnectionBodySchema,
   CreateEnvironmentBodySchema,
   CreateSandboxBodySchema,
   DisableQuerySchema,
@@ -20,6 +21,7 @@ import {
   RelinkBodySchema,
   StartSetupSessionBodySchema,
   TerminalSocketQuerySchema,
+  UpdateConnectionBodySchema,
   UpdateEnvironmentBodySchema,
 } from '@sandcast/contracts';
 import { testDatabases } from '@sandcast/db/testing';
@@ -62,6 +64,12 @@ const CONTRACTS: Record<string, RouteContract> = {
   [`DELETE ${API_PATHS.environment}`]: {},
   [`GET ${API_PATHS.environmentRevisions}`]: {},
   [`GET ${API_PATHS.sandboxTargets}`]: {},
+  [`GET ${API_PATHS.connections}`]: {},
+  [`POST ${API_PATHS.connections}`]: { body: CreateConnectionBodySchema },
+  [`GET ${API_PATHS.connection}`]: {},
+  [`PATCH ${API_PATHS.connection}`]: { body: UpdateConnectionBodySchema },
+  [`DELETE ${API_PATHS.connection}`]: {},
+  [`POST ${API_PATHS.connectionTest}`]: {},
   [`GET ${API_PATHS.activity}`]: { query: ActivityQuerySchema },
   [`GET ${API_PATHS.apiKeys}`]: {},
   [`POST ${API_PATHS.apiKeys}`]: { body: CreateApiKeyBodySchema },
@@ -277,7 +285,14 @@ describe('hostile: fuzzing every JSON route from its contract', () => {
     const sandbox = await t.client.sandboxes.create({ environmentId: env.id });
     const setup = await t.client.customImages.startSetup(env.id);
     const key = await t.client.keys.create({ name: 'fuzz', role: 'agent' });
-    real.id = [env.id, sandbox.id, key.key.id];
+    // A Daytona connection to a port nothing listens on: its test answers at once, with the reason.
+    const connection = await t.client.connections.create({
+      name: 'fuzz-daytona',
+      provider: 'daytona',
+      config: { apiUrl: 'http://127.0.0.1:9/api' },
+      secrets: { apiKey: 'fuzz-key' },
+    });
+    real.id = [env.id, sandbox.id, key.key.id, connection.id];
     real.environmentId = [env.id];
     real.sessionId = [setup.session.id];
     real.provider = ['fake', 'no-such-provider'];

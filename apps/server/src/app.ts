@@ -17,6 +17,7 @@ import { registerActivityRoutes } from './http/routes/activity.routes.ts';
 import { registerApiDocsRoutes } from './http/routes/api-docs.routes.ts';
 import { registerAuthSessionRoutes } from './http/routes/auth-session.routes.ts';
 import { registerBaseImageRoutes } from './http/routes/base-images.routes.ts';
+import { registerConnectionRoutes } from './http/routes/connections.routes.ts';
 import { registerCustomImageRoutes } from './http/routes/custom-images.routes.ts';
 import { registerEnvironmentRoutes } from './http/routes/environments.routes.ts';
 import { registerHealthRoutes } from './http/routes/health.routes.ts';
@@ -35,6 +36,7 @@ import { installPortProxy } from './ports/port-proxy.ts';
 import type { ProviderRegistry } from './providers/provider-registry.ts';
 import { createApiKeysService } from './services/api-keys.service.ts';
 import { createBaseImagesService } from './services/base-images.service.ts';
+import { createConnectionsService } from './services/connections.service.ts';
 import { createCustomImagesService } from './services/custom-images/custom-images.service.ts';
 import { SetupEvents } from './services/custom-images/setup-events.ts';
 import { createSetupSessionsService } from './services/custom-images/setup-sessions.service.ts';
@@ -136,6 +138,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerSettingsRoutes(app, services);
   registerEnvironmentRoutes(app, services);
   registerTargetRoutes(app, deps);
+  registerConnectionRoutes(app, services);
   registerActivityRoutes(app, deps);
   registerKeyRoutes(app, services);
   const runningExecs: RunningExecs = new Set();
@@ -242,6 +245,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     ports,
     settings,
     environments,
+    connections: createConnectionsService({ store, providers, secrets: deps.secrets }),
     apiKeys,
     uiSessions: createUiSessionsService({ store, apiKeys, ttlMs: deps.config.uiSessionTtlMs, clock: deps.clock }),
     setupSessions,

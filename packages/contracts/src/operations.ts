@@ -3,6 +3,13 @@ import { ActivityListSchema, ActivityQuerySchema } from './activity.ts';
 import { AuthSessionSchema, LoginBodySchema, LogoutAnswerSchema } from './auth.ts';
 import { BaseImageListSchema, BuildBaseImageBodySchema, ImageOperationLineSchema, ImportBaseImageQuerySchema } from './base-images.ts';
 import {
+  ConnectionListSchema,
+  ConnectionSchema,
+  ConnectionTestAnswerSchema,
+  CreateConnectionBodySchema,
+  UpdateConnectionBodySchema,
+} from './connections.ts';
+import {
   CancelSetupAnswerSchema,
   CancelSetupBodySchema,
   CustomImageOverviewSchema,
@@ -182,6 +189,39 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     tag: 'environments',
     summary: 'Providers, their availability, capabilities and config schema',
     answer: SandboxTargetListSchema,
+  },
+  { method: 'GET', path: API_PATHS.connections, tag: 'environments', summary: 'List provider connections', answer: ConnectionListSchema },
+  {
+    method: 'POST',
+    path: API_PATHS.connections,
+    tag: 'environments',
+    summary: 'Create a provider connection (its secrets are write-only)',
+    body: CreateConnectionBodySchema,
+    status: 201,
+    answer: ConnectionSchema,
+  },
+  { method: 'GET', path: API_PATHS.connection, tag: 'environments', summary: 'One provider connection', answer: ConnectionSchema },
+  {
+    method: 'PATCH',
+    path: API_PATHS.connection,
+    tag: 'environments',
+    summary: 'Edit a provider connection',
+    body: UpdateConnectionBodySchema,
+    answer: ConnectionSchema,
+  },
+  {
+    method: 'DELETE',
+    path: API_PATHS.connection,
+    tag: 'environments',
+    summary: 'Delete a provider connection no environment uses',
+    answer: ConnectionSchema,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.connectionTest,
+    tag: 'environments',
+    summary: 'Check a connection reaches its vendor with its credentials',
+    answer: ConnectionTestAnswerSchema,
   },
   {
     method: 'GET',

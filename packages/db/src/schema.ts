@@ -36,6 +36,20 @@ export const instanceSettings = pgTable('instance_settings', {
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 });
 
+export const providerConnections = pgTable(
+  'provider_connections',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    provider: text('provider').notNull(),
+    config: jsonb('config').$type<Record<string, unknown>>().notNull().default({}),
+    secrets: jsonb('secrets').$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('provider_connections_name_key').on(t.name)],
+);
+
 export const environments = pgTable(
   'environments',
   {
@@ -46,6 +60,8 @@ export const environments = pgTable(
     /** The stored spec; fields it lacks read as the defaults. */
     spec: jsonb('spec').$type<Record<string, unknown>>().notNull().default({}),
     currentRevisionId: text('current_revision_id').notNull(),
+    /** The provider connection its sandboxes use (connected providers), or null. */
+    connectionId: text('connection_id').references(() => providerConnections.id, { onDelete: 'restrict' }),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },

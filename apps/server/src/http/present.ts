@@ -25,7 +25,7 @@ import type { ImagesOverview } from '../services/custom-images/custom-images.ser
  */
 
 export function presentEnvironment(environment: Environment): EnvironmentBody {
-  return { ...environment, config: maskConfig(environment.config) };
+  return { ...environment, config: maskConfig(environment.config), connectionId: environment.connectionId ?? null };
 }
 
 export function presentRevision(revision: EnvironmentRevision): EnvironmentRevisionBody {

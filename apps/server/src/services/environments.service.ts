@@ -22,12 +22,14 @@ export interface CreateEnvironmentInput {
   name: string;
   provider: string;
   config: Doc;
+  connectionId?: string | null | undefined;
 }
 
 export interface UpdateEnvironmentInput {
   name?: string | undefined;
   provider?: string | undefined;
   config?: Doc | undefined;
+  connectionId?: string | null | undefined;
 }
 
 export type EnvironmentsService = ReturnType<typeof createEnvironmentsService>;
@@ -112,6 +114,31 @@ export function createEnvironmentsService({
     return { open: parsed.data, sealed: sealConfig(parsed.data, registered.secretPaths, secrets) };
   };
 
+  /** The connection an environment of this provider uses: required by a connected provider, refused by the others. */
+  const checkConnection = async (registered: RegisteredProvider, connectionId: string | null): Promise<string | null> => {
+    const provider = registered.provider.id;
+    const refuse = (message: string) =>
+      new SandcastError('unprocessable', message, {
+        reason: 'connection',
+        field: 'connectionId',
+        issues: [{ path: 'connectionId', message }],
+      });
+    if (!registered.connection) {
+      if (connectionId) throw refuse(`the ${provider} provider takes no connection; leave connectionId out`);
+      return null;
+    }
+    if (!connectionId) {
+      throw refuse(
+        `the ${provider} provider runs in an account reached through a connection: send connectionId (POST /api/connections creates one)`,
+      );
+    }
+    const connection = await store.repos.connections.get(connectionId);
+    if (!connection || connection.provider !== provider) {
+      throw refuse(`connectionId: no ${provider} connection with id ${connectionId}; GET /api/connections lists them`);
+    }
+    return connectionId;
+  };
+
   const requireEnvironment = async (id: string): Promise<Environment> => {
     const env = await store.repos.environments.get(id);
     if (!env) throw new SandcastError('not_found', `no environment with id ${id}; GET /api/environments lists them`);
@@ -135,9 +162,10 @@ export function createEnvironmentsService({
     async create(input: CreateEnvironmentInput, actor: Principal): Promise<Environment> {
       const registered = requireProvider(input.provider);
       const config = await prepareConfig(registered, input.config, null);
+      const connectionId = await checkConnection(registered, input.connectionId ?? null);
       try {
         const created = await store.transaction(async (repos) => {
-          const env = await repos.environments.insert({ name: input.name, provider: input.provider, config: config.sealed });
+          const env = await repos.environments.insert({ name: input.name, provider: input.provider, config: config.sealed, connectionId });
           await recordActivity(repos, {
             action: 'environment.created',
             actor,
@@ -172,8 +200,13 @@ export function createEnvironmentsService({
         if (providerChanged || canonicalJson(prepared.open) !== canonicalJson(currentOpen)) configChange = prepared;
       }
       const nameChange = input.name !== undefined && input.name !== current.name ? input.name : undefined;
+      // A provider that takes no connection drops the old one; a connected one keeps it unless another is named.
+      const wantedConnection =
+        input.connectionId !== undefined ? input.connectionId : registered.connection ? (current.connectionId ?? null) : null;
+      const connectionId = await checkConnection(registered, wantedConnection);
+      const connectionChange = connectionId !== (current.connectionId ?? null) ? connectionId : undefined;
       const unchanged: Reconciliation = { action: 'none' };
-      if (configChange === undefined && nameChange === undefined) {
+      if (configChange === undefined && nameChange === undefined && connectionChange === undefined) {
         return { environment: current, newRevision: false, customImageReconciliation: unchanged };
       }
       try {
@@ -182,6 +215,7 @@ export function createEnvironmentsService({
             name: nameChange,
             provider: configChange ? providerId : undefined,
             config: configChange?.sealed,
+            connectionId: connectionChange,
             expectedRevisionId: current.currentRevision.id,
           });
           if (!updated) {
@@ -194,6 +228,7 @@ export function createEnvironmentsService({
             nameChange !== undefined && 'name',
             providerChanged && 'provider',
             configChange !== undefined && 'config',
+            connectionChange !== undefined && 'connectionId',
           ].filter(Boolean);
           await recordActivity(repos, {
             action: 'environment.updated',

@@ -170,6 +170,21 @@ export function createSandboxesService(deps: {
     }
   };
 
+  /**
+   * A probe's sandbox is archived where the provider says so (capability `archiveInsteadOfDelete`),
+   * else deleted through the lifecycle like any other.
+   */
+  const retireProbe = async (sandbox: Sandbox, actor: Principal) => {
+    const provider = providerOf(sandbox);
+    await store.repos.sandboxes.update(sandbox.id, { desiredStatus: 'deleted' });
+    if (provider.capabilities.archiveInsteadOfDelete && provider.archive && sandbox.providerInstanceId) {
+      await provider.archive(sandbox.providerInstanceId);
+      await store.repos.sandboxes.update(sandbox.id, { status: 'deleted' });
+      return;
+    }
+    await lifecycle.converge(sandbox.id, { actor, activity: false });
+  };
+
   return {
     create: (input: { environmentId: string }, actor: Principal) =>
       create(input.environmentId, actor, { countAsUse: true, activity: true }),
@@ -249,13 +264,10 @@ export function createSandboxesService(deps: {
           },
         };
       } finally {
-        if (sandbox) {
-          const probed = sandbox;
-          await store.repos.sandboxes
-            .update(probed.id, { desiredStatus: 'deleted' })
-            .then(() => lifecycle.converge(probed.id, { actor, activity: false }))
-            .catch((err: unknown) => deps.log.warn({ err }, 'probe teardown failed; the reconciler will retry'));
-        }
+        if (sandbox)
+          await retireProbe(sandbox, actor).catch((err: unknown) =>
+            deps.log.warn({ err }, 'probe teardown failed; the reconciler will retry'),
+          );
         await recordActivity(store.repos, {
           action: 'environment.probed',
           actor,
