@@ -13,6 +13,7 @@ import './http/fastify-types.ts';
 import type { RunningExecs } from './http/exec-reply.ts';
 import { registerRequestLogging } from './http/request-logging.ts';
 import type { RouteEntry } from './http/route-entry.ts';
+import { registerAgentRoutes } from './http/routes/agents.routes.ts';
 import { registerActivityRoutes } from './http/routes/activity.routes.ts';
 import { registerApiDocsRoutes } from './http/routes/api-docs.routes.ts';
 import { registerAuthSessionRoutes } from './http/routes/auth-session.routes.ts';
@@ -24,6 +25,7 @@ import { registerKeyRoutes } from './http/routes/keys.routes.ts';
 import { registerMetricsRoutes, registerRequestTiming } from './http/routes/metrics.routes.ts';
 import { registerPortRoutes } from './http/routes/ports.routes.ts';
 import { registerSandboxRoutes } from './http/routes/sandboxes.routes.ts';
+import { registerSessionRoutes } from './http/routes/sessions.routes.ts';
 import { registerSettingsRoutes } from './http/routes/settings.routes.ts';
 import { registerTargetRoutes } from './http/routes/targets.routes.ts';
 import { registerTerminalRoutes } from './http/routes/terminal.routes.ts';
@@ -32,6 +34,7 @@ import { PortConnections } from './ports/port-connections.ts';
 import type { PortHostPolicy } from './ports/port-hosts.ts';
 import { installPortProxy } from './ports/port-proxy.ts';
 import type { ProviderRegistry } from './providers/provider-registry.ts';
+import { createAgentsService } from './services/agents.service.ts';
 import { createApiKeysService } from './services/api-keys.service.ts';
 import { createBaseImagesService } from './services/base-images.service.ts';
 import { createCustomImagesService } from './services/custom-images/custom-images.service.ts';
@@ -42,6 +45,7 @@ import { createEnvironmentsService } from './services/environments.service.ts';
 import { createPortsService } from './services/ports.service.ts';
 import { createSandboxesService } from './services/sandboxes.service.ts';
 import type { SecretBox } from './services/secrets.ts';
+import { createSessionsService } from './services/sessions/sessions.service.ts';
 import { createSettingsService } from './services/settings.service.ts';
 import { createUiSessionsService } from './services/ui-sessions.service.ts';
 import { createGatewayBroker, createGatewayCredentials, type SshEndpoint } from './ssh-gateway/gateway-credentials.ts';
@@ -143,6 +147,8 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   });
   registerCustomImageRoutes(app, { ...services, runningExecs });
   registerSandboxRoutes(app, { ...services, runningExecs });
+  registerAgentRoutes(app, services);
+  registerSessionRoutes(app, { ...services, runningExecs });
   registerPortRoutes(app, services);
   registerBaseImageRoutes(app, services);
   registerTerminalRoutes(app, { ...services, authTimeoutMs: deps.config.terminalAuthTimeoutMs });
@@ -215,6 +221,14 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     },
   };
   const portConnections = new PortConnections();
+  const sandboxes = createSandboxesService({
+    store,
+    providers,
+    loadEnvironment,
+    log,
+    execOutputMaxBytes: deps.config.execOutputMaxBytes,
+    portConnections,
+  });
   return {
     listening,
     portHosts,
@@ -246,14 +260,9 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
       sshIdentity: sshClientIdentity(deps.config.dataDir),
     }),
     customImages: createCustomImagesService({ store, loadEnvironment, setupSessions, log }),
-    sandboxes: createSandboxesService({
-      store,
-      providers,
-      loadEnvironment,
-      log,
-      execOutputMaxBytes: deps.config.execOutputMaxBytes,
-      portConnections,
-    }),
+    sandboxes,
+    agents: createAgentsService({ store }),
+    sessions: createSessionsService({ store, providers, secrets: deps.secrets, settings, policy, sandboxes, log, clock: deps.clock }),
     baseImages: createBaseImagesService({
       store,
       providers,
