@@ -406,7 +406,14 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     summary: 'Close a port; its URL stops answering at once',
     answer: SandboxPortSchema,
   },
-  { method: 'GET', path: API_PATHS.agents, tag: 'agents', summary: 'Agents, by name', query: AgentListQuerySchema, answer: AgentListSchema },
+  {
+    method: 'GET',
+    path: API_PATHS.agents,
+    tag: 'agents',
+    summary: 'Agents, by name',
+    query: AgentListQuerySchema,
+    answer: AgentListSchema,
+  },
   {
     method: 'POST',
     path: API_PATHS.agents,
@@ -426,7 +433,13 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     answer: AgentSchema,
   },
   { method: 'DELETE', path: API_PATHS.agent, tag: 'agents', summary: 'Archive an agent (it starts no new sessions)', answer: AgentSchema },
-  { method: 'GET', path: API_PATHS.agentVersions, tag: 'agents', summary: "An agent's versions, newest first", answer: AgentVersionListSchema },
+  {
+    method: 'GET',
+    path: API_PATHS.agentVersions,
+    tag: 'agents',
+    summary: "An agent's versions, newest first",
+    answer: AgentVersionListSchema,
+  },
   { method: 'GET', path: API_PATHS.sessions, tag: 'sessions', summary: 'Sessions, newest first', answer: SessionListSchema },
   {
     method: 'POST',

@@ -12,9 +12,9 @@ import type {
 import {
   bootSourceDrift,
   type CustomImageTemplate,
+  type Durability,
   type Environment,
   type EnvironmentRevision,
-  type Durability,
   type Sandbox,
   SETUP_SESSION_LABELS,
   type Session,
@@ -81,8 +81,7 @@ export function presentAgentSession(session: Session): SessionBody {
 /** What survives a loss of the compute, for each durability. */
 const RECOVERY_CLASSES: Record<Durability, string> = {
   none: 'ephemeral: nothing survives a loss of the compute; a replacement starts from the pinned revision and runs bootstrap again',
-  provider_snapshot:
-    "provider snapshot: the disk survives through the provider's snapshots; running processes and open terminals do not",
+  provider_snapshot: "provider snapshot: the disk survives through the provider's snapshots; running processes and open terminals do not",
   checkpointed:
     'checkpointed: the workspace is restored from its last checkpoint onto replacement compute; running processes, open terminals and memory do not survive',
 };
@@ -93,13 +92,7 @@ function allowedActions(session: Session, sandbox: Sandbox, registered: Register
   const flags = registered?.provider.capabilities;
   switch (sandbox.status) {
     case 'running':
-      return [
-        'exec',
-        'files',
-        ...(flags?.pty ? (['terminal'] as const) : []),
-        ...(flags?.stopStart ? (['stop'] as const) : []),
-        'end',
-      ];
+      return ['exec', 'files', ...(flags?.pty ? (['terminal'] as const) : []), ...(flags?.stopStart ? (['stop'] as const) : []), 'end'];
     case 'stopped':
       return [...(flags?.stopStart ? (['start'] as const) : []), 'end'];
     case 'starting':

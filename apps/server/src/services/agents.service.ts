@@ -110,7 +110,9 @@ export function createAgentsService({ store }: { store: Store }) {
     async update(id: string, input: UpdateAgentInput, actor: Principal): Promise<Agent> {
       const current = await requireAgent(id);
       if (current.archivedAt !== null) {
-        throw new SandcastError('conflict', `agent ${current.name} is archived; archived agents cannot be edited`, { archivedAt: current.archivedAt });
+        throw new SandcastError('conflict', `agent ${current.name} is archived; archived agents cannot be edited`, {
+          archivedAt: current.archivedAt,
+        });
       }
       if (input.sandboxPolicy) await checkPolicy(input.sandboxPolicy);
       const raced = () =>
@@ -147,7 +149,13 @@ export function createAgentsService({ store }: { store: Store }) {
       return store.transaction(async (repos) => {
         const archived = await repos.agents.archive(id, new Date());
         if (!archived) throw new SandcastError('conflict', `agent ${current.name} is already archived`);
-        await recordActivity(repos, { action: 'agent.archived', actor, subjectType: 'agent', subjectId: id, details: { name: current.name } });
+        await recordActivity(repos, {
+          action: 'agent.archived',
+          actor,
+          subjectType: 'agent',
+          subjectId: id,
+          details: { name: current.name },
+        });
         return archived;
       });
     },

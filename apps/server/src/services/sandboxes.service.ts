@@ -63,6 +63,8 @@ export function createSandboxesService(deps: {
   ): Promise<T> => {
     const sandbox = await requireSandbox(id);
     if (actor.role !== 'admin' && (actor.keyId === null || sandbox.createdByKeyId !== actor.keyId)) {
+      // Another key's session sandbox does not exist as far as this key is told.
+      if (sandbox.sessionId !== null) throw new SandcastError('not_found', `no sandbox with id ${id}`);
       throw new SandcastError('forbidden', 'an agent key can run commands only in sandboxes it created');
     }
     if (sandbox.status !== 'running' || !sandbox.providerInstanceId) {

@@ -1,8 +1,8 @@
 import {
   API_PATHS,
   ExecBodySchema,
-  SessionFileQuerySchema,
   type SessionFileBody,
+  SessionFileQuerySchema,
   StartSessionBodySchema,
   WriteSessionFileBodySchema,
 } from '@sandcast/contracts';

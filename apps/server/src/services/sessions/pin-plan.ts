@@ -33,7 +33,7 @@ export async function planPrimarySandbox(
     providers: ProviderRegistry;
     secrets: SecretBox;
     settings: InstanceSettings;
-    policy: () => Promise<EnvironmentPolicy>;
+    policy: EnvironmentPolicy;
   },
   resolution: Exclude<PolicyResolution, { kind: 'none' }>,
   sessionId: string,
@@ -71,9 +71,13 @@ export async function planPrimarySandbox(
     const parsed = registered.provider.configSchema.safeParse({ ...config, ...configOverrides });
     if (!parsed.success) {
       const parseIssues = inlineConfigIssues(parsed.error.issues);
-      throw new SandcastError('unprocessable', `the one-off spec's config is invalid: ${parseIssues[0]?.path}: ${parseIssues[0]?.message}`, {
-        issues: parseIssues,
-      });
+      throw new SandcastError(
+        'unprocessable',
+        `the one-off spec's config is invalid: ${parseIssues[0]?.path}: ${parseIssues[0]?.message}`,
+        {
+          issues: parseIssues,
+        },
+      );
     }
     config = parsed.data;
     spec = mergeSpec(spec, { lifecycle: inline.lifecycle, bootstrap: inline.bootstrap });
@@ -91,6 +95,6 @@ export async function planPrimarySandbox(
     sessionId,
     bindingName: resolution.kind === 'inline' ? 'inline' : resolution.name,
   };
-  await requireBootableConfig(plan, deps.policy);
+  requireBootableConfig(plan, deps.policy);
   return plan;
 }

@@ -57,8 +57,8 @@ export async function matchingImage(
 }
 
 /** Refuses a config the instance's policy does not let boot (now), naming the revision. */
-export async function requireBootableConfig(plan: Pick<SandboxPlan, 'config' | 'revision'>, policy: () => Promise<EnvironmentPolicy>) {
-  const issues = environmentConfigIssues(plan.config, await policy());
+export function requireBootableConfig(plan: Pick<SandboxPlan, 'config' | 'revision'>, policy: EnvironmentPolicy): void {
+  const issues = environmentConfigIssues(plan.config, policy);
   if (issues.length === 0) return;
   throw new SandcastError(
     'forbidden',

@@ -89,7 +89,9 @@ export function createSessionsService(deps: {
       }
       const version = agent.currentVersion;
       const resolution = resolveSandboxPolicy(version.sandboxPolicy, input.sandbox);
+      // Read before the transaction: PGlite has one connection, held by the transaction.
       const settings = await deps.settings.get();
+      const policy = await deps.policy();
       const session = await store.transaction(async (repos) => {
         const inserted = await repos.sessions.insert({
           agentId: agent.id,
@@ -103,7 +105,7 @@ export function createSessionsService(deps: {
           resolution.kind === 'none'
             ? null
             : await planPrimarySandbox(
-                { repos, providers: deps.providers, secrets: deps.secrets, settings, policy: deps.policy },
+                { repos, providers: deps.providers, secrets: deps.secrets, settings, policy },
                 resolution,
                 inserted.id,
               );
