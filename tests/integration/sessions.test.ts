@@ -6,6 +6,7 @@ import { createFakeProvider } from '@sandcast/provider-fake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { frameReader, textOf } from './support/exec-stream.ts';
 import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
+import { attachTerminal, rawTerminalSocket } from './support/terminal-client.ts';
 
 const refused = (promise: Promise<unknown>) =>
   promise.then(
@@ -363,6 +364,40 @@ for (const database of testDatabases()) {
       });
     });
 
+    describe('the terminal', () => {
+      it("a pty-token and the terminal socket reach the session's sandbox; it ends with the session", async () => {
+        const agent = await agentWith('terminal', fixedOn(env.revisionId));
+        const session = await admin.sessions.start({ agentId: agent.id });
+        const token = await admin.sessions.ptyToken(session.id);
+        expect(token).toMatchObject({ sessionId: session.id, setupSessionId: null, environmentId: env.id, connectionType: 'pty' });
+        expect(token.websocketPath).toBe(`/api/sessions/${session.id}/terminal/ws?terminalSessionId=${token.id}`);
+        const term = await attachTerminal(t.url, token);
+        term.type('cat boot.txt; echo "sum=$((6*7))"\r');
+        await term.waitFor('sum=42');
+        expect(term.output()).toContain('booted');
+
+        // Used once; not valid for another session's socket.
+        const again = rawTerminalSocket(t.url, token.websocketPath);
+        await again.opened;
+        again.sendJson({ type: 'auth', token: token.token });
+        expect((await again.closed).code).toBe(1008);
+        expect(again.error()).toMatch(/already used/);
+        const other = await admin.sessions.start({ agentId: agent.id });
+        const otherToken = await admin.sessions.ptyToken(other.id);
+        const crossed = rawTerminalSocket(t.url, `/api/sessions/${session.id}/terminal/ws?terminalSessionId=${otherToken.id}`);
+        await crossed.opened;
+        crossed.sendJson({ type: 'auth', token: otherToken.token });
+        expect((await crossed.closed).code).toBe(1008);
+        expect(crossed.error()).toMatch(/not valid for this terminal session/);
+
+        await admin.sessions.end(session.id);
+        const closed = await term.connection.closed;
+        expect(closed).toMatchObject({ code: 1000, reason: 'sandbox_ended' });
+        expect((await refused(admin.sessions.ptyToken(session.id))).status).toBe(409);
+        await admin.sessions.end(other.id);
+      });
+    });
+
     describe('agent keys', () => {
       it('start sessions only for allowed agents and use only their own sessions', async () => {
         const allowed = await agentWith('allowed', fixedOn(env.revisionId));
@@ -398,6 +433,7 @@ for (const database of testDatabases()) {
           () => b.sessions.readFile(mine.id, '/workspace/boot.txt'),
           () => b.sessions.writeFile(mine.id, '/workspace/x', { content: 'x' }),
           () => b.sessions.end(mine.id),
+          () => b.sessions.ptyToken(mine.id),
         ]) {
           expect((await refused(attempt())).status).toBe(404);
         }

@@ -221,6 +221,15 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     },
   };
   const portConnections = new PortConnections();
+  const terminalHub = createTerminalHub({
+    providers,
+    setupSessions,
+    events,
+    tokens: terminalTokens,
+    log,
+    clock: deps.clock,
+    sshIdentity: sshClientIdentity(deps.config.dataDir),
+  });
   const sandboxes = createSandboxesService({
     store,
     providers,
@@ -250,19 +259,21 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     sshEndpoint,
     sshCredentials,
     terminalTokens,
-    terminalHub: createTerminalHub({
-      providers,
-      setupSessions,
-      events,
-      tokens: terminalTokens,
-      log,
-      clock: deps.clock,
-      sshIdentity: sshClientIdentity(deps.config.dataDir),
-    }),
+    terminalHub,
     customImages: createCustomImagesService({ store, loadEnvironment, setupSessions, log }),
     sandboxes,
     agents: createAgentsService({ store }),
-    sessions: createSessionsService({ store, providers, secrets: deps.secrets, settings, policy, sandboxes, log, clock: deps.clock }),
+    sessions: createSessionsService({
+      store,
+      providers,
+      secrets: deps.secrets,
+      settings,
+      policy,
+      sandboxes,
+      log,
+      clock: deps.clock,
+      terminals: terminalHub,
+    }),
     baseImages: createBaseImagesService({
       store,
       providers,

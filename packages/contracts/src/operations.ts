@@ -490,4 +490,21 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     body: WriteSessionFileBodySchema,
     answer: WriteSessionFileAnswerSchema,
   },
+  {
+    method: 'POST',
+    path: API_PATHS.sessionPtyToken,
+    tag: 'sessions',
+    summary: "A single-use connect token for the terminal of the session's primary sandbox",
+    status: 201,
+    answer: TerminalSessionTokenAnswerSchema,
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.sessionTerminalSocket,
+    tag: 'sessions',
+    summary: "The terminal of the session's primary sandbox (WebSocket; the token travels in the first frame, see ws-terminal.md)",
+    query: TerminalSocketQuerySchema,
+    answer: { mediaType: 'application/json', description: 'Switching protocols to a WebSocket.' },
+    websocket: true,
+  },
 ];

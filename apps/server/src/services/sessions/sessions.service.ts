@@ -36,6 +36,8 @@ export function createSessionsService(deps: {
   sandboxes: SandboxesService;
   log: FastifyBaseLogger;
   clock?: Clock | undefined;
+  /** Browser terminals attached to sandboxes, closed when their session ends. */
+  terminals?: { endSandbox(sandboxId: string): void } | undefined;
 }) {
   const { store } = deps;
   const clock = deps.clock ?? systemClock;
@@ -153,6 +155,7 @@ export function createSessionsService(deps: {
         return row;
       });
       if (session.primarySandboxId) {
+        deps.terminals?.endSandbox(session.primarySandboxId);
         const sandbox = await store.repos.sandboxes.get(session.primarySandboxId);
         if (sandbox && sandbox.status !== 'deleted') await deps.sandboxes.delete(sandbox.id, actor);
       }
