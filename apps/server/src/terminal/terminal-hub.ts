@@ -1,5 +1,5 @@
 import { TERMINAL_REPLAY_BYTES, type TerminalCloseReason } from '@sandcast/contracts';
-import type { Sandbox, SetupSession, SetupSessionStatus } from '@sandcast/core';
+import type { SetupSessionStatus } from '@sandcast/core';
 import type { PtyStream } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, systemClock } from '../clock.ts';
@@ -9,6 +9,7 @@ import type { SetupSessionsService } from '../services/custom-images/setup-sessi
 import { requireRegisteredProvider } from '../services/environment-context.ts';
 import { ReplayBuffer } from './replay-buffer.ts';
 import { HostKeyChangedError, openSshSource } from './ssh-source.ts';
+import { isSandboxTarget, type TerminalTarget } from './terminal-target.ts';
 import { TerminalRefusal, type TerminalTokensService } from './terminal-tokens.service.ts';
 
 /** Above this many unsent bytes on any attached socket the source is paused… */
@@ -40,17 +41,6 @@ function endReasonOf(status: SetupSessionStatus): TerminalCloseReason {
     }
   }
 }
-
-/** A session's sandbox as a terminal target (its shell ends with the sandbox; it has no expiry). */
-export interface SandboxTerminalTarget {
-  kind: 'sandbox';
-  sandbox: Sandbox;
-}
-
-/** What a terminal attaches to: a setup session's sandbox, or a session's primary sandbox. */
-export type TerminalTarget = SetupSession | SandboxTerminalTarget;
-
-const isSandboxTarget = (target: TerminalTarget): target is SandboxTerminalTarget => 'kind' in target && target.kind === 'sandbox';
 
 /** The shell map's key: setup sessions by their id, sandboxes by theirs (prefixed, so they never collide). */
 const keyOf = (target: TerminalTarget) => (isSandboxTarget(target) ? `sandbox:${target.sandbox.id}` : target.id);

@@ -11,7 +11,8 @@ import {
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { connectionGuard } from '../ssh-gateway/connection-guard.ts';
-import type { AttachedShell, TerminalHub, TerminalTarget, TerminalViewer } from './terminal-hub.ts';
+import type { AttachedShell, TerminalHub, TerminalViewer } from './terminal-hub.ts';
+import type { TerminalTarget } from './terminal-target.ts';
 import { TerminalRefusal, type TerminalTokensService } from './terminal-tokens.service.ts';
 
 /** Frames a client may send while its auth frame is being checked; more is a misbehaving client. */

@@ -12,7 +12,7 @@ import {
 import type { Store, TerminalSessionRecord } from '@sandcast/db';
 import { type Clock, systemClock } from '../clock.ts';
 import type { SetupSessionsService } from '../services/custom-images/setup-sessions.service.ts';
-import type { SandboxTerminalTarget } from './terminal-hub.ts';
+import type { SandboxTerminalTarget } from './terminal-target.ts';
 
 /** A refused terminal connection; the message is sent to the client as `{type:"error"}`. */
 export class TerminalRefusal extends Error {}
