@@ -53,7 +53,7 @@ export const TerminalSessionTokenAnswerSchema = z.object({
   /** The setup session it attaches to; null for a session's sandbox terminal. */
   setupSessionId: z.string().nullable(),
   /** The session whose primary sandbox it attaches to; null for a setup terminal. */
-  sessionId: z.string().nullable(),
+  sessionId: z.string().nullable().default(null),
   environmentId: z.string().nullable(),
   /** What the terminal attaches to: the provider's PTY, or the provider's SSH endpoint. */
   connectionType: z.enum(TERMINAL_CONNECTION_TYPES),
