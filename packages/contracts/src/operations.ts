@@ -1,13 +1,5 @@
 import { z } from 'zod';
 import { ActivityListSchema, ActivityQuerySchema } from './activity.ts';
-import {
-  AgentListQuerySchema,
-  AgentListSchema,
-  AgentSchema,
-  AgentVersionListSchema,
-  CreateAgentBodySchema,
-  UpdateAgentBodySchema,
-} from './agents.ts';
 import { AuthSessionSchema, LoginBodySchema, LogoutAnswerSchema } from './auth.ts';
 import { BaseImageListSchema, BuildBaseImageBodySchema, ImageOperationLineSchema, ImportBaseImageQuerySchema } from './base-images.ts';
 import {
@@ -39,19 +31,10 @@ import {
 } from './environments.ts';
 import { HealthResponseSchema } from './health.ts';
 import { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySchema, UpdateApiKeyBodySchema } from './keys.ts';
+import { AGENT_AND_SESSION_OPERATIONS } from './operations-sessions.ts';
 import { API_PATHS } from './paths.ts';
 import { OpenPortBodySchema, PortUrlSchema, SandboxPortListSchema, SandboxPortSchema } from './ports.ts';
 import { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './sandboxes.ts';
-import {
-  SessionFileQuerySchema,
-  SessionFileSchema,
-  SessionListSchema,
-  SessionSandboxSchema,
-  SessionSchema,
-  StartSessionBodySchema,
-  WriteSessionFileAnswerSchema,
-  WriteSessionFileBodySchema,
-} from './sessions.ts';
 import { InstanceSettingsPatchSchema, InstanceSettingsSchema } from './settings.ts';
 import { SandboxTargetListSchema } from './targets.ts';
 import { TerminalSessionTokenAnswerSchema, TerminalSocketQuerySchema } from './terminal.ts';
@@ -406,105 +389,5 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     summary: 'Close a port; its URL stops answering at once',
     answer: SandboxPortSchema,
   },
-  {
-    method: 'GET',
-    path: API_PATHS.agents,
-    tag: 'agents',
-    summary: 'Agents, by name',
-    query: AgentListQuerySchema,
-    answer: AgentListSchema,
-  },
-  {
-    method: 'POST',
-    path: API_PATHS.agents,
-    tag: 'agents',
-    summary: 'Create an agent (version 1 of its sandbox policy)',
-    body: CreateAgentBodySchema,
-    status: 201,
-    answer: AgentSchema,
-  },
-  { method: 'GET', path: API_PATHS.agent, tag: 'agents', summary: 'One agent', answer: AgentSchema },
-  {
-    method: 'PATCH',
-    path: API_PATHS.agent,
-    tag: 'agents',
-    summary: 'Edit an agent; a policy or capability change makes a new version',
-    body: UpdateAgentBodySchema,
-    answer: AgentSchema,
-  },
-  { method: 'DELETE', path: API_PATHS.agent, tag: 'agents', summary: 'Archive an agent (it starts no new sessions)', answer: AgentSchema },
-  {
-    method: 'GET',
-    path: API_PATHS.agentVersions,
-    tag: 'agents',
-    summary: "An agent's versions, newest first",
-    answer: AgentVersionListSchema,
-  },
-  { method: 'GET', path: API_PATHS.sessions, tag: 'sessions', summary: 'Sessions, newest first', answer: SessionListSchema },
-  {
-    method: 'POST',
-    path: API_PATHS.sessions,
-    tag: 'sessions',
-    summary: 'Start a session: resolve the policy once and provision its primary sandbox',
-    body: StartSessionBodySchema,
-    status: 201,
-    answer: SessionSchema,
-  },
-  { method: 'GET', path: API_PATHS.session, tag: 'sessions', summary: 'One session', answer: SessionSchema },
-  {
-    method: 'POST',
-    path: API_PATHS.sessionEnd,
-    tag: 'sessions',
-    summary: 'End a session: its compute is torn down, its records stay',
-    answer: SessionSchema,
-  },
-  {
-    method: 'GET',
-    path: API_PATHS.sessionSandbox,
-    tag: 'sessions',
-    summary: "The session's primary sandbox as pinned",
-    answer: SessionSandboxSchema,
-  },
-  {
-    method: 'POST',
-    path: API_PATHS.sessionExec,
-    tag: 'sessions',
-    summary: "Run a command in the session's primary sandbox",
-    body: ExecBodySchema,
-    answer: ExecResultSchema,
-  },
-  {
-    method: 'GET',
-    path: API_PATHS.sessionFiles,
-    tag: 'sessions',
-    summary: "Read a file of the session's primary sandbox",
-    query: SessionFileQuerySchema,
-    answer: SessionFileSchema,
-  },
-  {
-    method: 'PUT',
-    path: API_PATHS.sessionFiles,
-    tag: 'sessions',
-    summary: "Write a file of the session's primary sandbox",
-    query: SessionFileQuerySchema,
-    body: WriteSessionFileBodySchema,
-    answer: WriteSessionFileAnswerSchema,
-  },
-  {
-    method: 'POST',
-    path: API_PATHS.sessionPtyToken,
-    tag: 'sessions',
-    summary: "A single-use connect token for the terminal of the session's primary sandbox",
-    status: 201,
-    answer: TerminalSessionTokenAnswerSchema,
-  },
-  {
-    method: 'GET',
-    path: API_PATHS.sessionTerminalSocket,
-    tag: 'sessions',
-    summary: "The terminal of the session's primary sandbox (WebSocket; the token travels in the first frame, see ws-terminal.md)",
-    query: TerminalSocketQuerySchema,
-    answer: { mediaType: 'application/json', description: 'Switching protocols to a WebSocket.' },
-    websocket: true,
-  },
+  ...AGENT_AND_SESSION_OPERATIONS,
 ];
