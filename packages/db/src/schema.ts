@@ -282,13 +282,14 @@ export const uiSessions = pgTable(
 /** Browser terminals of setup sessions; the connect token is stored only as a hash. */
 export const terminalSessions = pgTable('terminal_sessions', {
   id: text('id').primaryKey(),
-  setupSessionId: text('setup_session_id')
-    .notNull()
-    .references(() => setupSessions.id, { onDelete: 'cascade' }),
+  /** Exactly one of setupSessionId and sandboxId is set (a CHECK in 0009). */
+  setupSessionId: text('setup_session_id').references(() => setupSessions.id, { onDelete: 'cascade' }),
+  sandboxId: text('sandbox_id').references(() => sandboxes.id, { onDelete: 'cascade' }),
   tokenHash: text('token_hash').notNull(),
   connectionType: text('connection_type').$type<'pty' | 'ssh'>().notNull(),
   connectExpiresAt: timestamp('connect_expires_at', { withTimezone: true, mode: 'date' }).notNull(),
-  sessionExpiresAt: timestamp('session_expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  /** Null for a sandbox terminal: it ends with the sandbox. */
+  sessionExpiresAt: timestamp('session_expires_at', { withTimezone: true, mode: 'date' }),
   consumedAt: timestamp('consumed_at', { withTimezone: true, mode: 'date' }),
   closedAt: timestamp('closed_at', { withTimezone: true, mode: 'date' }),
   closeReason: text('close_reason'),
