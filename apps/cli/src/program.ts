@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerAgent } from './commands/agent/index.ts';
+import { registerConnection } from './commands/connection/index.ts';
 import { registerEnv } from './commands/env/index.ts';
 import { registerImage } from './commands/image/index.ts';
 import { registerKeys } from './commands/keys/index.ts';
@@ -28,6 +29,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     registerSession,
     registerTargets,
     registerKeys,
+    registerConnection,
   ])
     register(program);
   return program;

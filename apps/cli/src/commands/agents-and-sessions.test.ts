@@ -23,6 +23,7 @@ const environment = {
   name: 'dev',
   provider: 'fake',
   config: {},
+  connectionId: null,
   spec,
   currentRevision: { id: 'rev_2', number: 2, createdAt: at },
   createdAt: at,

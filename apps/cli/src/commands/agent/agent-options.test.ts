@@ -115,6 +115,7 @@ describe('resolving --bind against the server', () => {
     name: 'dev',
     provider: 'fake',
     config: {},
+    connectionId: null,
     spec,
     currentRevision: { id: 'rev_c', number: 3, createdAt: '2026-01-01T00:00:00Z' },
     createdAt: '2026-01-01T00:00:00Z',

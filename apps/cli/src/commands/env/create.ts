@@ -12,11 +12,20 @@ export function registerEnvCreate(env: Command): void {
       .description('create an environment: `env create build --provider local --set image=debian --bootstrap "make deps"`')
       .requiredOption('--provider <id>', 'sandbox provider (see `sandcast targets`)')
       .addOption(configOption())
-      .addOption(setOption()),
-  ).action(async (name: string, options: SpecOptions & { provider: string; config?: string; set?: string[] }, command: Command) => {
-    const ctx = contextFrom(command);
-    const config = applyAssignments(parseConfigJson(options.config) ?? {}, options.set ?? []);
-    const created = await ctx.client.environments.create({ name, provider: options.provider, config, spec: specFrom(options) });
-    ctx.print(created, () => `created environment ${created.name} (revision 1)\n${renderEnvironment(created)}`);
-  });
+      .addOption(setOption())
+      .option('--connection <connection>', 'the provider connection (name or id) for providers that need one'),
+  ).action(
+    async (
+      name: string,
+      options: SpecOptions & { provider: string; config?: string; set?: string[]; connection?: string },
+      command: Command,
+    ) => {
+      const ctx = contextFrom(command);
+      const config = applyAssignments(parseConfigJson(options.config) ?? {}, options.set ?? []);
+      const spec = specFrom(options);
+      const connectionId = options.connection ? (await ctx.client.connections.resolve(options.connection)).id : undefined;
+      const created = await ctx.client.environments.create({ name, provider: options.provider, config, connectionId, spec });
+      ctx.print(created, () => `created environment ${created.name} (revision 1)\n${renderEnvironment(created)}`);
+    },
+  );
 }

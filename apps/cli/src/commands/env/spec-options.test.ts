@@ -48,6 +48,7 @@ describe('env show', () => {
       id: 'env_1',
       name: 'build',
       provider: 'fake',
+      connectionId: null,
       config: {},
       spec: {
         ...current,

@@ -13,11 +13,12 @@ export function registerEnvUpdate(env: Command): void {
       .option('--name <name>', 'rename it')
       .option('--provider <id>', 'move it to another provider')
       .addOption(configOption())
-      .addOption(setOption()),
+      .addOption(setOption())
+      .option('--connection <connection>', 'use another provider connection (name or id)'),
   ).action(
     async (
       idOrName: string,
-      options: SpecOptions & { name?: string; provider?: string; config?: string; set?: string[] },
+      options: SpecOptions & { name?: string; provider?: string; config?: string; set?: string[]; connection?: string },
       command: Command,
     ) => {
       const ctx = contextFrom(command);
@@ -26,12 +27,25 @@ export function registerEnvUpdate(env: Command): void {
       // --set edits the current config (its secrets travel back as placeholders, which keep them).
       const config = options.set?.length ? applyAssignments(replaced ?? current.config, options.set) : replaced;
       const spec = specFrom(options, current.spec);
-      if (options.name === undefined && options.provider === undefined && config === undefined && spec === undefined) {
+      if (
+        options.name === undefined &&
+        options.provider === undefined &&
+        config === undefined &&
+        options.connection === undefined &&
+        spec === undefined
+      ) {
         throw new UsageError(
-          'nothing to change: pass --name, --provider, --config, --set or a spec flag (--durability, --bootstrap, --idle-after …)',
+          'nothing to change: pass --name, --provider, --config, --set, --connection or a spec flag (--durability, --bootstrap, --idle-after …)',
         );
       }
-      const updated = await ctx.client.environments.update(current.id, { name: options.name, provider: options.provider, config, spec });
+      const connectionId = options.connection ? (await ctx.client.connections.resolve(options.connection)).id : undefined;
+      const updated = await ctx.client.environments.update(current.id, {
+        name: options.name,
+        provider: options.provider,
+        config,
+        connectionId,
+        spec,
+      });
       const note =
         updated.currentRevision.number === current.currentRevision.number
           ? 'no new revision'
