@@ -152,3 +152,18 @@ describe('agents and sessions in CLI words', () => {
     );
   });
 });
+
+describe('a stopped sandbox', () => {
+  it('says which commands start it again', () => {
+    expect(
+      describeApiError({
+        code: 'conflict',
+        message: 'sandbox sbx_1 is stopped; commands run only in a running sandbox; start it first',
+        details: { status: 'stopped' },
+      }),
+    ).toEqual([
+      'sandbox sbx_1 is stopped; commands run only in a running sandbox; start it first (conflict)',
+      'Start it again with `sandcast sandbox start <sandbox>` (a session’s sandbox: `sandcast session resume <session>`).',
+    ]);
+  });
+});

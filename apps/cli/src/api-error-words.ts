@@ -16,9 +16,8 @@ export function describeApiError(error: Pick<SandcastApiError, 'code' | 'message
   const reason = typeof error.details?.reason === 'string' ? error.details.reason : undefined;
   const hint =
     (reason !== undefined && Object.hasOwn(REASON_HINTS, reason) ? REASON_HINTS[reason] : undefined) ??
-    (/setup session is already/.test(error.message)
-      ? 'Finish it with `sandcast image finish <env>`, or cancel it with `sandcast image cancel <env>`.'
-      : HINTS[error.code]);
+    MESSAGE_HINTS.find(([pattern]) => pattern.test(error.message))?.[1] ??
+    HINTS[error.code];
   if (hint && !message.includes(hint)) lines.push(hint);
   return lines;
 }
@@ -45,6 +44,15 @@ const HINTS: Record<SandcastApiErrorCode, string | null> = {
   internal: 'The server log has the details.',
   http_error: 'Is --url (or SANDCAST_URL) a Sandcast server?',
 };
+
+/** Situations a message names, and the commands out of them. */
+const MESSAGE_HINTS: Array<[RegExp, string]> = [
+  [/setup session is already/, 'Finish it with `sandcast image finish <env>`, or cancel it with `sandcast image cancel <env>`.'],
+  [
+    /\bis stopped; .*start it first/,
+    'Start it again with `sandcast sandbox start <sandbox>` (a session’s sandbox: `sandcast session resume <session>`).',
+  ],
+];
 
 /** Why a session start was refused (`details.reason`), and what to do about it at a shell. */
 const REASON_HINTS: Record<string, string> = {

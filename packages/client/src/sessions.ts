@@ -71,8 +71,9 @@ export function sessionsApi(client: SessionRequester) {
     /** Tears the compute down; the records stay. */
     end: (id: string) => client.request('POST', at(API_PATHS.sessionEnd, id), SessionSchema, { body: {} }),
     sandbox: (id: string) => client.request('GET', at(API_PATHS.sessionSandbox, id), SessionSandboxSchema),
-    stopSandbox: (id: string) => client.request('POST', at(API_PATHS.sessionSandboxStop, id), SessionSandboxSchema, { body: {} }),
-    startSandbox: (id: string) => client.request('POST', at(API_PATHS.sessionSandboxStart, id), SessionSandboxSchema, { body: {} }),
+    /** Stops the primary sandbox (it converges before the answer, which is the sandbox). */
+    stopSandbox: (id: string) => client.request('POST', at(API_PATHS.sessionSandboxStop, id), SandboxSchema, { body: {} }),
+    startSandbox: (id: string) => client.request('POST', at(API_PATHS.sessionSandboxStart, id), SandboxSchema, { body: {} }),
     exec: (id: string, body: ExecBody) => client.request('POST', at(API_PATHS.sessionExec, id), ExecResultSchema, { body }),
     execStream: (id: string, body: ExecBody, options: { signal?: AbortSignal } = {}) =>
       client.openExecStream(at(API_PATHS.sessionExec, id), body, options),
