@@ -159,6 +159,18 @@ describe('sandcast agent and session commands against a running server (fake pro
     expect((await sandcast(['agent', 'list', '--all'], env)).stdout).toMatch(/^solo +fixed .* archived/m);
   });
 
+  it('a configurable agent takes one-off settings the instance allows, and says how to allow more', async () => {
+    expect((await sandcast(['env', 'create', 'knobs', '--provider', 'fake'], env)).code).toBe(0);
+    expect((await sandcast(['agent', 'create', 'tuner', '--mode', 'configurable', '--bind', 'main=knobs'], env)).code).toBe(0);
+    const refused = await sandcast(['session', 'start', 'tuner', '--inline-config', 'cpu=2'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('`sandcast settings set sessions.inlineProviders …`');
+    expect(refused.stderr, refused.stderr).not.toContain('sandbox.inline');
+    expect((await sandcast(['settings', 'set', 'sessions.inlineProviders', '["fake"]'], env)).code).toBe(0);
+    const started = await json<{ id: string }>(['session', 'start', 'tuner', '--inline-config', 'cpu=2'], env);
+    expect((await sandcast(['session', 'end', started.id], env)).code).toBe(0);
+  });
+
   it('an agent key is allowed the agents named, and keys list says which', async () => {
     const { key } = await json<{ key: { id: string } }>(['keys', 'create', 'robot', '--role', 'agent'], env);
     const allowed = await sandcast(['keys', 'allow-agents', key.id, 'coder'], env);

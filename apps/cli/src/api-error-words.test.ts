@@ -167,3 +167,21 @@ describe('a stopped sandbox', () => {
     ]);
   });
 });
+
+describe('a message that ends with its first issue', () => {
+  it('says the issue once, in flags', () => {
+    const issue = {
+      path: 'sandbox.inline',
+      message: 'one-off specs are not allowed for the fake provider on this instance (allowed: none)',
+    };
+    expect(
+      describeApiError({
+        code: 'unprocessable',
+        message: `the one-off spec is refused: ${issue.path}: ${issue.message}`,
+        details: { issues: [issue] },
+      }),
+    ).toEqual([
+      'the one-off spec is refused: --inline-…: one-off specs are not allowed for the fake provider on this instance (allowed: none) (unprocessable)',
+    ]);
+  });
+});

@@ -10,9 +10,16 @@ export function describeApiError(error: Pick<SandcastApiError, 'code' | 'message
   const issues = issuesOf(error.details);
   // The request-schema refusal ("invalid request body: ttlSeconds: …") is its first issue, said better in flags.
   const generic = /^invalid request (body|query|params): /.test(error.message) && issues.length > 0;
-  const message = generic ? issueWords(issues[0]!) : toCliWords(error.message);
+  // A message that ends with its first issue ("the one-off spec is refused: sandbox.inline: …") says it in flags, once.
+  const first = issues[0] ? `${issues[0].path}: ${issues[0].message}` : undefined;
+  const embedded = !generic && first !== undefined && error.message.endsWith(first);
+  const message = generic
+    ? issueWords(issues[0]!)
+    : embedded
+      ? `${toCliWords(error.message.slice(0, -first.length))}${issueWords(issues[0]!)}`
+      : toCliWords(error.message);
   const lines = [`${message} (${error.code})`];
-  for (const issue of issues.slice(generic ? 1 : 0)) lines.push(`  ${issueWords(issue)}`);
+  for (const issue of issues.slice(generic || embedded ? 1 : 0)) lines.push(`  ${issueWords(issue)}`);
   const reason = typeof error.details?.reason === 'string' ? error.details.reason : undefined;
   const hint =
     (reason !== undefined && Object.hasOwn(REASON_HINTS, reason) ? REASON_HINTS[reason] : undefined) ??
@@ -105,7 +112,7 @@ const FIELD_FLAGS: Record<string, string> = {
   'sandboxPolicy.bindings': '--bind',
   capabilities: '--fleet',
   'sandbox.use': '--use',
-  'sandbox.inline': '--inline-config',
+  'sandbox.inline': '--inline-…',
   'sandbox.inline.use': '--use',
   'sandbox.inline.bootstrap': '--inline-bootstrap',
   'sandbox.inline.lifecycle.idleAfterSeconds': '--inline-idle-after',
