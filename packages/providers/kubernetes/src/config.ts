@@ -1,0 +1,60 @@
+import { z } from 'zod';
+
+export const PROVIDER_ID = 'kubernetes';
+
+/** Where every sandbox starts and where workspace export/import apply. */
+export const WORKDIR = '/workspace';
+
+const IMAGE_HINT = 'the container image sandboxes boot from, e.g. docker.io/library/debian:bookworm (the cluster pulls it)';
+
+/** Environment config of the Kubernetes provider, as the UI form shows it. */
+export const kubernetesConfigSchema = z.strictObject({
+  /** The image the sandbox pod runs. Part of the boot source. */
+  image: z
+    .string({ error: (issue) => (issue.input === undefined ? `required — ${IMAGE_HINT}` : `must be a string — ${IMAGE_HINT}`) })
+    .trim()
+    .min(1, `must not be empty — ${IMAGE_HINT}`),
+  /** CPU limit (and request) in cores. Default 1. Runtime knob. */
+  cpu: z.number().positive().max(256).optional(),
+  /** Memory limit (and request) in MiB. Default 1024. Runtime knob. */
+  memoryMb: z.number().int().min(16).optional(),
+  /** A RuntimeClass the cluster defines (gVisor `gvisor`, Kata `kata`). Default: the cluster's default runtime. Runtime knob. */
+  runtimeClassName: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a RuntimeClass name (kubectl get runtimeclass)')
+    .max(253)
+    .optional(),
+  /**
+   * Run as this non-root uid, with runAsNonRoot enforced by the kubelet. Default: the image's own
+   * user (most base images are root; every capability is dropped either way).
+   */
+  runAsUser: z.number().int().min(1).max(2_147_483_647).optional(),
+  /** Environment variables set in every sandbox process. */
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
+});
+
+export type KubernetesConfig = z.infer<typeof kubernetesConfigSchema>;
+
+/** Config fields that only tune the runtime; changing them keeps captured images valid. */
+export const KUBERNETES_RUNTIME_KNOBS = ['cpu', 'memoryMb', 'runtimeClassName'] as const;
+
+export const DEFAULT_CPU = 1;
+export const DEFAULT_MEMORY_MB = 1024;
+
+/** How captures reach the registry: the connection names it, and what runs the commit on the node. */
+export interface CaptureSettings {
+  /** Repository prefix captured images are pushed under, e.g. `registry.example.com/sandcast`. */
+  registry: string;
+  /** The committer Job's image: has `nerdctl` (commit, push) and `skopeo` (delete). */
+  committerImage: string;
+  /** The container runtime socket on the nodes. Default /run/containerd/containerd.sock. */
+  runtimeSocket?: string | undefined;
+  /** A `kubernetes.io/dockerconfigjson` Secret in the namespace with push (and delete) rights. */
+  pushSecretName?: string | undefined;
+  /** A pull secret pods booting from a capture use. Default: the push secret. */
+  pullSecretName?: string | undefined;
+  /** How long a commit or delete Job may take. Default 600 s. */
+  jobTimeoutMs?: number | undefined;
+}
+
+export const DEFAULT_RUNTIME_SOCKET = '/run/containerd/containerd.sock';

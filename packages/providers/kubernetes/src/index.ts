@@ -1,0 +1,6 @@
+export type { ClusterAccess } from './cluster.ts';
+export type { CaptureSettings, KubernetesConfig } from './config.ts';
+export { KUBERNETES_RUNTIME_KNOBS, kubernetesConfigSchema } from './config.ts';
+export type { WorkloadMode } from './instances.ts';
+export type { KubernetesProviderOptions } from './kubernetes-provider.ts';
+export { createKubernetesProvider } from './kubernetes-provider.ts';

@@ -1,0 +1,3 @@
+export type { FakeCall, FakeKubernetes, FakeKubernetesOptions } from './fake-api-server.ts';
+export { startFakeKubernetes } from './fake-api-server.ts';
+export { fakeClusterSkipReason, TEST_IMAGE } from './skip.ts';
