@@ -15,6 +15,7 @@ const REGISTRY_AUTH_DIR = '/sandcast/registry';
  */
 const COMMIT_SCRIPT = [
   'set -eu',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, for the Job's shell
   'id="${CONTAINER_ID#*://}"',
   'nerdctl --address "$RUNTIME_SOCKET" --namespace k8s.io commit "$id" "$TARGET_REF"',
   'nerdctl --address "$RUNTIME_SOCKET" --namespace k8s.io push "$TARGET_REF"',
@@ -122,7 +123,7 @@ async function runJob(context: CaptureContext, job: V1Job): Promise<string | nul
 /** Commits the setup pod's container on its node and pushes it; the pushed reference is the template. */
 export async function captureImage(context: CaptureContext, request: CaptureRequest): Promise<TemplateRef> {
   const pod = await context.instances.livePod(request.leaseId);
-  if (!pod || pod.metadata?.labels?.[LABEL.ownerKind] !== 'setup') {
+  if (pod?.metadata?.labels?.[LABEL.ownerKind] !== 'setup') {
     throw new ProviderError({
       provider: PROVIDER_ID,
       code: 'not_found',

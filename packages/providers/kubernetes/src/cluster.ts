@@ -59,7 +59,7 @@ export function connectCluster(access: ClusterAccess, namespace: string): Cluste
   };
 }
 
-export function statusCodeOf(error: unknown): number | undefined {
+function statusCodeOf(error: unknown): number | undefined {
   return error instanceof ApiException ? error.code : undefined;
 }
 

@@ -6,9 +6,9 @@ import { PROVIDER_ID } from './config.ts';
 import { CONTAINER } from './manifests.ts';
 
 /** The exec subprotocols, newest first: v5 can half-close stdin; v4 cannot. */
-export const CHANNEL_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io'] as const;
+const CHANNEL_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io'] as const;
 
-export const CHANNEL = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4, close: 255 } as const;
+const CHANNEL = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4, close: 255 } as const;
 
 export interface ExecStatus {
   status?: string;

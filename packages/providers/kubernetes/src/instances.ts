@@ -194,7 +194,7 @@ export class Instances {
   }
 }
 
-export function infoOf(pod: V1Pod): InstanceInfo {
+function infoOf(pod: V1Pod): InstanceInfo {
   const phase = pod.status?.phase;
   const state = pod.status?.containerStatuses?.[0]?.state;
   if (phase === 'Running' && state?.running) return { status: 'running' };

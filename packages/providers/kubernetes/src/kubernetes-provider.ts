@@ -36,7 +36,7 @@ export interface KubernetesProviderOptions {
 /** How long availability() waits for the API server. */
 const VERSION_TIMEOUT_MS = 5_000;
 
-export function kubernetesCapabilities(captures: boolean): ProviderCapabilities {
+function kubernetesCapabilities(captures: boolean): ProviderCapabilities {
   return {
     ...ON_HOST_PROVIDER_CAPABILITIES,
     templateCapture: captures,

@@ -41,7 +41,7 @@ export function selectorFor(installation: string, kind?: ManagedInstance['ownerK
   return parts.join(',');
 }
 
-export function labelsFor(name: string, owner: Owner): Record<string, string> {
+function labelsFor(name: string, owner: Owner): Record<string, string> {
   return { [LABEL.managedBy]: MANAGED_BY, [LABEL.installation]: owner.installation, [LABEL.ownerKind]: owner.kind, [LABEL.instance]: name };
 }
 
@@ -65,7 +65,7 @@ export interface PodPlan {
  * dropped, no privilege escalation, the runtime's default seccomp profile, limits equal to
  * requests, and the RuntimeClass the environment names (gVisor, Kata) when it names one.
  */
-export function podSpecFor(plan: PodPlan): V1PodSpec {
+function podSpecFor(plan: PodPlan): V1PodSpec {
   const { config } = plan;
   const cpu = String(config.cpu ?? DEFAULT_CPU);
   const memory = `${config.memoryMb ?? DEFAULT_MEMORY_MB}Mi`;

@@ -8,7 +8,7 @@ import { serveExec } from './fake-exec.ts';
 import { FakeNode } from './fake-node.ts';
 import { selfSignedCertificate } from './tls.ts';
 
-export const EXEC_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io'] as const;
+const EXEC_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io'] as const;
 
 export interface FakeKubernetesOptions {
   /** Serve the agent-sandbox CRD (`agents.x-k8s.io/v1alpha1` Sandbox). Default false. */
@@ -31,6 +31,8 @@ export interface FakeKubernetes {
   readonly cluster: FakeCluster;
   /** Every call made, in order. */
   readonly calls: FakeCall[];
+  /** Every object created through the API, as the client sent it. */
+  readonly created: KubeObject[];
   /** Calls and frames the fake does not implement: a test asserts this stays empty. */
   readonly unhandled: string[];
   /** Which exec subprotocol each exec session negotiated. */
@@ -82,6 +84,7 @@ export async function startFakeKubernetes(options: FakeKubernetesOptions = {}): 
   const serverId = randomBytes(6).toString('hex');
   const namespace = 'sandcast-test';
   const calls: FakeCall[] = [];
+  const created: KubeObject[] = [];
   const unhandled: string[] = [];
   const execProtocolsUsed: string[] = [];
   const offered = options.execProtocols ?? EXEC_PROTOCOLS;
@@ -131,6 +134,7 @@ export async function startFakeKubernetes(options: FakeKubernetesOptions = {}): 
     const { kind, apiVersion } = resource;
     if (!name && method === 'POST') {
       const object = await body(request);
+      created.push(structuredClone(object));
       if (object.kind !== kind || object.apiVersion !== apiVersion || !object.metadata?.name) {
         return send(response, 400, status(400, 'BadRequest', `expected a ${apiVersion} ${kind} with a name`));
       }
@@ -186,7 +190,7 @@ export async function startFakeKubernetes(options: FakeKubernetesOptions = {}): 
       calls.push({ method: 'UPGRADE', path: `${url.pathname}${url.search}` });
       if (request.headers.authorization !== `Bearer ${token}`) return refuse(socket, 401, 'Unauthorized');
       const match = OBJECT_PATH.exec(url.pathname);
-      if (!match || match[3] !== 'pods' || !match[4] || match[5] !== 'exec') {
+      if (match?.[3] !== 'pods' || !match[4] || match[5] !== 'exec') {
         unhandled.push(`UPGRADE ${url.pathname}`);
         return refuse(socket, 400, 'only pods/exec upgrades are served');
       }
@@ -241,6 +245,7 @@ export async function startFakeKubernetes(options: FakeKubernetesOptions = {}): 
     namespace,
     cluster,
     calls,
+    created,
     unhandled,
     execProtocolsUsed,
     deleteBehindTheBack: async (kind, name) => {
