@@ -29,6 +29,11 @@ export const kubernetesConfigSchema = z.strictObject({
    * user (most base images are root; every capability is dropped either way).
    */
   runAsUser: z.number().int().min(1).max(2_147_483_647).optional(),
+  /**
+   * Mount the image's root read-only in sandboxes; `/workspace` (seeded from the image's) and
+   * `/tmp` are then pod-local volumes. Setup sandboxes keep a writable root: a capture commits it.
+   */
+  readOnlyRootFilesystem: z.boolean().optional(),
   /** Environment variables set in every sandbox process. */
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
 });

@@ -200,6 +200,40 @@ suite('kubernetes provider against the fake API server (exec over v4, agent-sand
     expect(fake.cluster.get('Pod', fake.namespace, instanceId)).toBeUndefined();
   });
 
+  it('a read-only root keeps /workspace (seeded from the capture) and /tmp writable', async () => {
+    const readOnly = { image: TEST_IMAGE, readOnlyRootFilesystem: true };
+    const lease = await provider.startInteractiveSetup({
+      setupSessionId: 'setup-ro',
+      environmentId: 'env-ro',
+      config: readOnly,
+      source: null,
+      ttlSeconds: 900,
+    });
+    // The setup keeps a writable root: its capture commits it.
+    expect(
+      (await provider.exec(lease.leaseId, { command: ['sh', '-c', 'echo seeded > seeded.txt && touch /etc/setup-was-here'] })).exitCode,
+    ).toBe(0);
+    const template = await provider.captureTemplate({ leaseId: lease.leaseId, setupSessionId: 'setup-ro', environmentId: 'env-ro' });
+    await provider.cancelInteractiveSetup(lease.leaseId);
+
+    const { instanceId } = await provider.create({ sandboxId: 'sbx-ro', environmentId: 'env-ro', config: readOnly, template });
+    const sandbox = createdOf(fake, 'Sandbox').find((s) => s.metadata.name === instanceId);
+    if (!sandbox) throw new Error('expected a Sandbox');
+    const spec = (sandbox.spec as { podTemplate: { spec: PodSpecShape } }).podTemplate.spec;
+    expect(spec.containers[0]?.securityContext).toMatchObject({ readOnlyRootFilesystem: true });
+    expect(spec.initContainers).toHaveLength(1);
+    const seen = await provider.exec(instanceId, {
+      command: [
+        'sh',
+        '-c',
+        'cat seeded.txt; test -e /etc/setup-was-here && echo committed; touch /etc/nope 2>/dev/null || echo read-only; touch /tmp/t new.txt && echo writable',
+      ],
+    });
+    expect(seen.stdout).toBe('seeded\ncommitted\nread-only\nwritable\n');
+    await provider.destroy(instanceId);
+    await provider.deleteTemplate(template);
+  });
+
   it('commits on the setup pod’s node with a privileged Job, and deletes with an unprivileged one', async () => {
     const lease = await provider.startInteractiveSetup({
       setupSessionId: 'setup-1',
@@ -214,7 +248,7 @@ suite('kubernetes provider against the fake API server (exec over v4, agent-sand
     expect(template).toMatchObject({ kind: 'image', ref: 'registry.sandcast.test/unit/env-env-2:setup-1' });
     await provider.cancelInteractiveSetup(lease.leaseId);
     await provider.deleteTemplate(template);
-    const [commit, remove] = createdOf(fake, 'Job');
+    const [commit, remove] = createdOf(fake, 'Job').slice(-2);
     const commitSpec = jobPodSpec(commit);
     expect(commitSpec).toMatchObject({ nodeName: 'fake-node-1', automountServiceAccountToken: false, restartPolicy: 'Never' });
     expect(commitSpec.containers[0]?.securityContext).toEqual({ privileged: true });

@@ -70,6 +70,20 @@ function podSpecFor(plan: PodPlan): V1PodSpec {
   const cpu = String(config.cpu ?? DEFAULT_CPU);
   const memory = `${config.memoryMb ?? DEFAULT_MEMORY_MB}Mi`;
   const nonRoot = config.runAsUser !== undefined;
+  // A capture commits the root, so a setup sandbox always has a writable one.
+  const readOnlyRoot = config.readOnlyRootFilesystem === true && plan.owner.kind === 'sandbox';
+  const image = plan.template ? plan.template.ref : config.image;
+  // A deleted capture must not boot from a node's cache.
+  const imagePullPolicy = plan.template ? 'Always' : 'IfNotPresent';
+  const resources = { limits: { cpu, memory }, requests: { cpu, memory } };
+  const securityContext = {
+    privileged: false,
+    allowPrivilegeEscalation: false,
+    capabilities: { drop: ['ALL'] },
+    seccompProfile: { type: 'RuntimeDefault' },
+    readOnlyRootFilesystem: readOnlyRoot,
+    ...(nonRoot ? { runAsNonRoot: true } : {}),
+  };
   return {
     automountServiceAccountToken: false,
     enableServiceLinks: false,
@@ -82,25 +96,45 @@ function podSpecFor(plan: PodPlan): V1PodSpec {
       seccompProfile: { type: 'RuntimeDefault' },
       ...(nonRoot ? { runAsNonRoot: true, runAsUser: config.runAsUser, runAsGroup: config.runAsUser, fsGroup: config.runAsUser } : {}),
     },
+    ...(readOnlyRoot
+      ? {
+          volumes: [
+            { name: 'workspace', emptyDir: {} },
+            { name: 'tmp', emptyDir: {} },
+          ],
+          // The workspace volume starts with what the image (or capture) has there.
+          initContainers: [
+            {
+              name: 'seed-workspace',
+              image,
+              imagePullPolicy,
+              command: ['/bin/sh', '-c', `cp -a ${WORKDIR}/. /seed/ 2>/dev/null || true`],
+              resources,
+              securityContext,
+              volumeMounts: [{ name: 'workspace', mountPath: '/seed' }],
+            },
+          ],
+        }
+      : {}),
     containers: [
       {
         name: CONTAINER,
-        image: plan.template ? plan.template.ref : config.image,
-        // A deleted capture must not boot from a node's cache.
-        imagePullPolicy: plan.template ? 'Always' : 'IfNotPresent',
+        image,
+        imagePullPolicy,
         command: ['/bin/sh', '-c', KEEPALIVE],
         workingDir: WORKDIR,
         env: Object.entries(config.env ?? {}).map(([name, value]) => ({ name, value })),
-        resources: { limits: { cpu, memory }, requests: { cpu, memory } },
-        securityContext: {
-          privileged: false,
-          allowPrivilegeEscalation: false,
-          capabilities: { drop: ['ALL'] },
-          seccompProfile: { type: 'RuntimeDefault' },
-          // The root stays writable: agents install tools there, and a capture commits it.
-          readOnlyRootFilesystem: false,
-          ...(nonRoot ? { runAsNonRoot: true } : {}),
-        },
+        resources,
+        // The root stays writable unless the environment asks otherwise: agents install tools there.
+        securityContext,
+        ...(readOnlyRoot
+          ? {
+              volumeMounts: [
+                { name: 'workspace', mountPath: WORKDIR },
+                { name: 'tmp', mountPath: '/tmp' },
+              ],
+            }
+          : {}),
       },
     ],
   };

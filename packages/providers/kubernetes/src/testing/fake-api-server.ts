@@ -255,6 +255,8 @@ export async function startFakeKubernetes(options: FakeKubernetesOptions = {}): 
       for (const client of wss.clients) client.terminate();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const object of [...cluster.objects.values()])
+        await cluster.remove(object.kind, object.metadata.namespace ?? '', object.metadata.name);
       await node.removeAll();
     },
   };

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { FAKE_NODE_NAME, type FakeNode } from './fake-node.ts';
 
 /** A stored object, as the API server keeps it: JSON with metadata. */
@@ -37,6 +40,7 @@ export class FakeCluster {
   /** `<kind>/<namespace>/<name>` → object. */
   readonly objects = new Map<string, KubeObject>();
   readonly containerOf = new Map<string, string>();
+  private readonly volumesOf = new Map<string, string[]>();
   private readonly starting = new Map<string, Promise<void>>();
 
   constructor(
@@ -87,6 +91,8 @@ export class FakeCluster {
       const container = this.containerOf.get(key);
       this.containerOf.delete(key);
       if (container) await this.node.remove(container);
+      for (const dir of this.volumesOf.get(key) ?? []) await rm(dir, { recursive: true, force: true });
+      this.volumesOf.delete(key);
     }
     // Garbage collection of dependents, as the API server's owner references do.
     for (const dependent of [...this.objects.values()]) {
@@ -114,28 +120,56 @@ export class FakeCluster {
 
   private async startPod(key: string, pod: Pod): Promise<void> {
     const spec = pod.spec;
-    for (const field of ['initContainers', 'volumes', 'hostNetwork', 'hostPID'] as const) {
+    for (const field of ['hostNetwork', 'hostPID', 'hostIPC'] as const) {
       if (spec[field] !== undefined) this.problem(`pod ${pod.metadata.name}: the fake node does not run pods with ${field}`);
     }
+    // emptyDir volumes are fresh host directories, mode 0777 as the kubelet makes them.
+    const volumes = new Map<string, string>();
+    for (const volume of (spec.volumes ?? []) as Array<{ name: string; emptyDir?: unknown }>) {
+      if (volume.emptyDir === undefined) {
+        this.problem(`pod ${pod.metadata.name}: the fake node only mounts emptyDir volumes`);
+        continue;
+      }
+      const dir = await mkdtemp(join(tmpdir(), 'sandcast-k8s-fake-vol-'));
+      await chmod(dir, 0o777);
+      volumes.set(volume.name, dir);
+    }
+    this.volumesOf.set(key, [...volumes.values()]);
+    const planOf = (container: Record<string, unknown>) => {
+      const security = (container.securityContext ?? {}) as Record<string, unknown>;
+      const podSecurity = (spec.securityContext ?? {}) as Record<string, unknown>;
+      const limits = ((container.resources as { limits?: Record<string, string> } | undefined)?.limits ?? {}) as Record<string, string>;
+      const runAsUser = (security.runAsUser ?? podSecurity.runAsUser) as number | undefined;
+      const mounts = (container.volumeMounts ?? []) as Array<{ name: string; mountPath: string }>;
+      return {
+        podKey: key,
+        image: String(container.image),
+        command: [...((container.command as string[] | undefined) ?? []), ...((container.args as string[] | undefined) ?? [])],
+        workingDir: container.workingDir as string | undefined,
+        env: ((container.env as Array<{ name: string; value: string }> | undefined) ?? []).map((e) => `${e.name}=${e.value}`),
+        user: runAsUser === undefined ? undefined : String(runAsUser),
+        capDrop: ((security.capabilities as { drop?: string[] } | undefined)?.drop ?? []).map((c) => c.toUpperCase()),
+        noNewPrivileges: security.allowPrivilegeEscalation === false,
+        readOnlyRoot: security.readOnlyRootFilesystem === true,
+        nanoCpus: limits.cpu ? Math.round(parseCpu(limits.cpu) * 1e9) : undefined,
+        memoryBytes: limits.memory ? parseMemory(limits.memory) : undefined,
+        binds: mounts.flatMap((m) => {
+          const dir = volumes.get(m.name);
+          if (!dir) this.problem(`pod ${pod.metadata.name}: volumeMount ${m.name} names no volume`);
+          return dir ? [`${dir}:${m.mountPath}`] : [];
+        }),
+      };
+    };
+    for (const init of (spec.initContainers ?? []) as Array<Record<string, unknown>>) {
+      const code = await this.node.runToCompletion(planOf(init)).catch(() => -1);
+      if (code !== 0) {
+        pod.status = { phase: 'Failed', reason: 'Init:Error', message: `init container ${String(init.name)} exited ${code}` };
+        return;
+      }
+    }
     const container = spec.containers[0] ?? {};
-    const security = (container.securityContext ?? {}) as Record<string, unknown>;
-    const podSecurity = (spec.securityContext ?? {}) as Record<string, unknown>;
-    const limits = ((container.resources as { limits?: Record<string, string> } | undefined)?.limits ?? {}) as Record<string, string>;
     const image = String(container.image);
-    const runAsUser = (security.runAsUser ?? podSecurity.runAsUser) as number | undefined;
-    const outcome = await this.node.start({
-      podKey: key,
-      image,
-      command: [...((container.command as string[] | undefined) ?? []), ...((container.args as string[] | undefined) ?? [])],
-      workingDir: container.workingDir as string | undefined,
-      env: ((container.env as Array<{ name: string; value: string }> | undefined) ?? []).map((e) => `${e.name}=${e.value}`),
-      user: runAsUser === undefined ? undefined : String(runAsUser),
-      capDrop: ((security.capabilities as { drop?: string[] } | undefined)?.drop ?? []).map((c) => c.toUpperCase()),
-      noNewPrivileges: security.allowPrivilegeEscalation === false,
-      readOnlyRoot: security.readOnlyRootFilesystem === true,
-      nanoCpus: limits.cpu ? Math.round(parseCpu(limits.cpu) * 1e9) : undefined,
-      memoryBytes: limits.memory ? parseMemory(limits.memory) : undefined,
-    });
+    const outcome = await this.node.start(planOf(container));
     if (!this.objects.has(key)) {
       if (outcome.ok) await this.node.remove(outcome.containerId);
       return;

@@ -16,6 +16,8 @@ export interface ContainerPlan {
   readOnlyRoot: boolean;
   nanoCpus: number | undefined;
   memoryBytes: number | undefined;
+  /** `hostDir:containerPath` bind mounts (the pod's emptyDir volumes). */
+  binds: string[];
 }
 
 export type StartOutcome =
@@ -44,28 +46,45 @@ export class FakeNode {
       return { ok: false, reason: 'ErrImagePull', message: `rpc error: failed to pull and unpack image "${plan.image}": not found` };
     }
     try {
-      const container = await this.docker.createContainer({
-        Image: plan.image,
-        Cmd: plan.command,
-        ...(plan.command.length > 0 ? { Entrypoint: [] as string[] } : {}),
-        WorkingDir: plan.workingDir,
-        Env: plan.env,
-        User: plan.user,
-        Labels: { 'sandcast-k8s-fake': this.serverId, 'sandcast-k8s-fake.pod': plan.podKey },
-        HostConfig: {
-          NetworkMode: 'none',
-          CapDrop: plan.capDrop,
-          SecurityOpt: plan.noNewPrivileges ? ['no-new-privileges'] : [],
-          ReadonlyRootfs: plan.readOnlyRoot,
-          NanoCpus: plan.nanoCpus,
-          Memory: plan.memoryBytes,
-        },
-      });
+      const container = await this.create(plan);
       await container.start();
       return { ok: true, containerId: container.id };
     } catch (error) {
       return { ok: false, reason: 'CreateContainerError', message: (error as Error).message };
     }
+  }
+
+  /** Runs an init container to its end; answers its exit code. */
+  async runToCompletion(plan: ContainerPlan): Promise<number> {
+    const container = await this.create(plan);
+    try {
+      await container.start();
+      const result = (await container.wait()) as { StatusCode: number };
+      return result.StatusCode;
+    } finally {
+      await this.remove(container.id);
+    }
+  }
+
+  private create(plan: ContainerPlan): Promise<Docker.Container> {
+    return this.docker.createContainer({
+      Image: plan.image,
+      Cmd: plan.command,
+      ...(plan.command.length > 0 ? { Entrypoint: [] as string[] } : {}),
+      WorkingDir: plan.workingDir,
+      Env: plan.env,
+      User: plan.user,
+      Labels: { 'sandcast-k8s-fake': this.serverId, 'sandcast-k8s-fake.pod': plan.podKey },
+      HostConfig: {
+        NetworkMode: 'none',
+        CapDrop: plan.capDrop,
+        SecurityOpt: plan.noNewPrivileges ? ['no-new-privileges'] : [],
+        ReadonlyRootfs: plan.readOnlyRoot,
+        NanoCpus: plan.nanoCpus,
+        Memory: plan.memoryBytes,
+        Binds: plan.binds,
+      },
+    });
   }
 
   async remove(containerId: string): Promise<void> {
