@@ -5,6 +5,7 @@ import { type Cluster, call, callOrNull } from './cluster.ts';
 import { type CaptureSettings, DEFAULT_RUNTIME_SOCKET, PROVIDER_ID } from './config.ts';
 import type { Instances } from './instances.ts';
 import { LABEL, MANAGED_BY } from './manifests.ts';
+import { awaitObject } from './watch.ts';
 
 const DEFAULT_JOB_TIMEOUT_MS = 600_000;
 const REGISTRY_AUTH_DIR = '/sandcast/registry';
@@ -102,17 +103,24 @@ async function runJob(context: CaptureContext, job: V1Job): Promise<string | nul
   const namespace = cluster.namespace;
   const name = job.metadata?.name ?? '';
   await call(cluster, `create Job ${name}`, () => cluster.batch.createNamespacedJob({ namespace, body: job }));
-  const deadline = Date.now() + (context.settings.jobTimeoutMs ?? DEFAULT_JOB_TIMEOUT_MS);
+  const timeoutMs = context.settings.jobTimeoutMs ?? DEFAULT_JOB_TIMEOUT_MS;
   try {
-    for (;;) {
-      const current = await call(cluster, `read Job ${name}`, () => cluster.batch.readNamespacedJob({ name, namespace }));
-      const conditions = current.status?.conditions ?? [];
-      if (conditions.some((c) => c.type === 'Complete' && c.status === 'True')) return null;
-      const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
-      if (failed) return failed.message ?? failed.reason ?? 'the Job failed';
-      if (Date.now() > deadline) return `Job ${name} did not finish in time (kubectl logs job/${name})`;
-      await new Promise((resolve) => setTimeout(resolve, context.pollIntervalMs));
-    }
+    const outcome = await awaitObject<V1Job, { failure: string | null }>(cluster, {
+      path: `/apis/batch/v1/namespaces/${encodeURIComponent(namespace)}/jobs`,
+      name,
+      read: () => callOrNull(cluster, `read Job ${name}`, () => cluster.batch.readNamespacedJob({ name, namespace })),
+      decide: (current) => {
+        if (current === null) return { failure: `Job ${name} disappeared before it finished` };
+        const conditions = current.status?.conditions ?? [];
+        if (conditions.some((c) => c.type === 'Complete' && c.status === 'True')) return { failure: null };
+        const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
+        return failed ? { failure: failed.message ?? failed.reason ?? 'the Job failed' } : undefined;
+      },
+      timeoutMs,
+      pollIntervalMs: context.pollIntervalMs,
+      onTimeout: () => new Error(`Job ${name} did not finish in time (kubectl logs job/${name})`),
+    }).catch((error: unknown) => ({ failure: (error as Error).message }));
+    return outcome.failure;
   } finally {
     await callOrNull(cluster, `delete Job ${name}`, () =>
       cluster.batch.deleteNamespacedJob({ name, namespace, propagationPolicy: 'Background' }),

@@ -4,6 +4,7 @@ import { type InstanceInfo, type ManagedInstance, ProviderError } from '@sandcas
 import { AGENT_SANDBOX, type Cluster, call, callOrNull, servesAgentSandbox } from './cluster.ts';
 import { PROVIDER_ID } from './config.ts';
 import { ANNOTATION, LABEL, networkPolicyFor, type PodPlan, podFor, sandboxFor, selectorFor } from './manifests.ts';
+import { awaitObject } from './watch.ts';
 
 /** How sandboxes are represented: plain pods, or agent-sandbox `Sandbox`s (preferred when served). */
 export type WorkloadMode = 'pods' | 'agent-sandbox';
@@ -26,7 +27,12 @@ export interface InstanceTimings {
   pollIntervalMs: number;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+interface Metadata {
+  name?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  deletionTimestamp?: unknown;
+}
 
 /** Creates, reads, lists and removes sandbox instances in one namespace. */
 export class Instances {
@@ -78,40 +84,47 @@ export class Instances {
     }
   }
 
-  private async waitUntilRunning(name: string, fromTemplate: boolean): Promise<void> {
-    const deadline = Date.now() + this.timings.startTimeoutMs;
-    for (;;) {
-      const pod = await this.readPod(name);
-      const waiting = pod?.status?.containerStatuses?.[0]?.state?.waiting;
-      if (waiting?.reason && IMAGE_ERRORS.has(waiting.reason)) {
-        const image = pod?.spec?.containers[0]?.image ?? 'the image';
-        throw new ProviderError({
-          provider: PROVIDER_ID,
-          code: fromTemplate ? 'not_found' : 'invalid_config',
-          message: fromTemplate
-            ? `the captured image ${image} cannot be pulled (${waiting.message ?? waiting.reason}); it was deleted, or the pull secret lacks access — capture again`
-            : `the cluster cannot pull ${image} (${waiting.message ?? waiting.reason}); check the image name and the namespace's pull secrets`,
-        });
-      }
-      const info = pod ? infoOf(pod) : null;
-      if (info?.status === 'running') return;
-      if (info?.status === 'failed') {
-        throw new ProviderError({
-          provider: PROVIDER_ID,
-          code: 'backend',
-          message: `sandbox pod ${name} failed to start: ${info.detail ?? 'no reason given'}`,
-        });
-      }
-      if (Date.now() > deadline) {
-        throw new ProviderError({
+  private waitUntilRunning(name: string, fromTemplate: boolean): Promise<true> {
+    return awaitObject<V1Pod, true>(this.cluster, {
+      path: this.podsPath(),
+      name,
+      read: () => this.readPod(name),
+      timeoutMs: this.timings.startTimeoutMs,
+      pollIntervalMs: this.timings.pollIntervalMs,
+      decide: (pod) => {
+        const waiting = pod?.status?.containerStatuses?.[0]?.state?.waiting;
+        if (waiting?.reason && IMAGE_ERRORS.has(waiting.reason)) {
+          const image = pod?.spec?.containers[0]?.image ?? 'the image';
+          throw new ProviderError({
+            provider: PROVIDER_ID,
+            code: fromTemplate ? 'not_found' : 'invalid_config',
+            message: fromTemplate
+              ? `the captured image ${image} cannot be pulled (${waiting.message ?? waiting.reason}); it was deleted, or the pull secret lacks access — capture again`
+              : `the cluster cannot pull ${image} (${waiting.message ?? waiting.reason}); check the image name and the namespace's pull secrets`,
+          });
+        }
+        const info = pod ? infoOf(pod) : null;
+        if (info?.status === 'failed') {
+          throw new ProviderError({
+            provider: PROVIDER_ID,
+            code: 'backend',
+            message: `sandbox pod ${name} failed to start: ${info.detail ?? 'no reason given'}`,
+          });
+        }
+        return info?.status === 'running' ? true : undefined;
+      },
+      onTimeout: (pod) =>
+        new ProviderError({
           provider: PROVIDER_ID,
           code: 'timeout',
           retryable: true,
-          message: `sandbox pod ${name} did not run within ${Math.round(this.timings.startTimeoutMs / 1000)} s (${waiting?.reason ?? pod?.status?.phase ?? 'not created yet'}); check the namespace's quota and the nodes (kubectl describe pod ${name})`,
-        });
-      }
-      await sleep(this.timings.pollIntervalMs);
-    }
+          message: `sandbox pod ${name} did not run within ${Math.round(this.timings.startTimeoutMs / 1000)} s (${pod?.status?.containerStatuses?.[0]?.state?.waiting?.reason ?? pod?.status?.phase ?? 'not created yet'}); check the namespace's quota and the nodes (kubectl describe pod ${name})`,
+        }),
+    });
+  }
+
+  private podsPath(): string {
+    return `/api/v1/namespaces/${encodeURIComponent(this.cluster.namespace)}/pods`;
   }
 
   private readPod(name: string): Promise<V1Pod | null> {
@@ -128,7 +141,7 @@ export class Instances {
       const sandbox = await callOrNull(this.cluster, `read Sandbox ${name}`, () =>
         this.cluster.custom.getNamespacedCustomObject({ ...AGENT_SANDBOX, namespace: this.cluster.namespace, name }),
       );
-      if (!sandbox) return null;
+      if (!sandbox || (sandbox as { metadata?: { deletionTimestamp?: string } }).metadata?.deletionTimestamp) return null;
     }
     const pod = await this.readPod(name);
     return pod && !pod.metadata?.deletionTimestamp ? pod : null;
@@ -145,8 +158,10 @@ export class Instances {
     if (mode === null) return;
     const { cluster } = this;
     const namespace = cluster.namespace;
-    if (mode === 'agent-sandbox') {
-      await callOrNull(cluster, `delete Sandbox ${name}`, () =>
+    // A Sandbox takes its pod with it; a pod is deleted directly (so is one a vanished Sandbox left behind).
+    const sandboxDeleted =
+      mode === 'agent-sandbox' &&
+      (await callOrNull(cluster, `delete Sandbox ${name}`, () =>
         cluster.custom.deleteNamespacedCustomObject({
           ...AGENT_SANDBOX,
           namespace,
@@ -154,22 +169,26 @@ export class Instances {
           gracePeriodSeconds: 0,
           propagationPolicy: 'Foreground',
         }),
-      );
+      )) !== null;
+    if (!sandboxDeleted) {
+      await callOrNull(cluster, `delete pod ${name}`, () => cluster.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }));
     }
-    await callOrNull(cluster, `delete pod ${name}`, () => cluster.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }));
     await callOrNull(cluster, `delete network policy ${name}`, () => cluster.networking.deleteNamespacedNetworkPolicy({ name, namespace }));
-    const deadline = Date.now() + this.timings.startTimeoutMs;
-    while ((await this.readPod(name)) !== null) {
-      if (Date.now() > deadline) {
-        throw new ProviderError({
+    await awaitObject<V1Pod, true>(cluster, {
+      path: this.podsPath(),
+      name,
+      read: () => this.readPod(name),
+      decide: (pod) => (pod === null ? true : undefined),
+      timeoutMs: this.timings.startTimeoutMs,
+      pollIntervalMs: this.timings.pollIntervalMs,
+      onTimeout: () =>
+        new ProviderError({
           provider: PROVIDER_ID,
           code: 'timeout',
           retryable: true,
           message: `pod ${name} is still terminating; destroy it again later`,
-        });
-      }
-      await sleep(this.timings.pollIntervalMs);
-    }
+        }),
+    });
   }
 
   /** Every instance of this installation, pods and Sandboxes alike. */
@@ -178,12 +197,16 @@ export class Instances {
     const namespace = cluster.namespace;
     const labelSelector = selectorFor(this.installation);
     const pods = await call(cluster, 'list the sandbox pods', () => cluster.core.listNamespacedPod({ namespace, labelSelector }));
-    const found = pods.items.filter((p) => modeOf(p.metadata?.name ?? '') === 'pods').map((p) => p.metadata ?? {});
+    const live = (meta: Metadata | undefined): meta is Metadata => meta !== undefined && !meta.deletionTimestamp;
+    const found: Metadata[] = pods.items
+      .map((p) => p.metadata as Metadata | undefined)
+      .filter(live)
+      .filter((m) => modeOf(m.name ?? '') === 'pods');
     if ((await this.mode()) === 'agent-sandbox') {
       const sandboxes = (await call(cluster, 'list the Sandboxes', () =>
         cluster.custom.listNamespacedCustomObject({ ...AGENT_SANDBOX, namespace, labelSelector }),
-      )) as { items: Array<{ metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> } }> };
-      found.push(...sandboxes.items.map((s) => s.metadata ?? {}));
+      )) as { items: Array<{ metadata?: Metadata }> };
+      found.push(...sandboxes.items.map((s) => s.metadata).filter(live));
     }
     return found.flatMap((meta) => {
       const ownerId = meta.annotations?.[ANNOTATION.ownerId];

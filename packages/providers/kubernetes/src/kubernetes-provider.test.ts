@@ -91,6 +91,10 @@ suite('kubernetes provider against the fake API server (pods)', () => {
       order.indexOf('/api/v1/namespaces/sandcast-test/pods'),
     );
 
+    // Creation waited on a watch of that one pod, not on a loop of reads alone.
+    const watched = `/api/v1/namespaces/sandcast-test/pods?watch=true&fieldSelector=metadata.name%3D${instanceId}`;
+    expect(fake.calls).toContainEqual({ method: 'GET', path: watched });
+
     // The capabilities are really gone: root cannot chown a file it does not own.
     const chown = await provider.exec(instanceId, { command: ['sh', '-c', 'touch f && chown 1234 f'] });
     expect(chown.exitCode).not.toBe(0);

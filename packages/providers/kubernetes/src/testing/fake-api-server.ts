@@ -96,6 +96,25 @@ export async function startFakeKubernetes(options: FakeKubernetesOptions = {}): 
     response.end(JSON.stringify(payload));
   };
 
+  /** A watch on one object by name: its current state as ADDED, then every change, as JSON lines. */
+  const watch = (response: ServerResponse, kind: string, ns: string, params: URLSearchParams) => {
+    const field = /^metadata\.name=([a-z0-9.-]+)$/.exec(params.get('fieldSelector') ?? '');
+    const extra = [...params.keys()].filter((k) => k !== 'watch' && k !== 'fieldSelector');
+    if (!field || extra.length > 0) {
+      unhandled.push(`WATCH ${kind} ${params}`);
+      return send(response, 501, status(501, 'NotImplemented', 'only watches of one object by metadata.name are served'));
+    }
+    const name = field[1] as string;
+    response.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    const write = (type: string, object: KubeObject) => response.write(`${JSON.stringify({ type, object })}\n`);
+    const current = cluster.get(kind, ns, name);
+    if (current) write('ADDED', current);
+    const unsubscribe = cluster.subscribe((type, object) => {
+      if (object.kind === kind && object.metadata.namespace === ns && object.metadata.name === name) write(type, object);
+    });
+    response.on('close', unsubscribe);
+  };
+
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const url = new URL(request.url ?? '/', 'https://fake');
     const method = request.method ?? 'GET';
@@ -143,6 +162,7 @@ export async function startFakeKubernetes(options: FakeKubernetesOptions = {}): 
       return send(response, 201, stored);
     }
     if (!name && method === 'GET') {
+      if (url.searchParams.get('watch') === 'true') return watch(response, kind, ns, url.searchParams);
       const selector = parseSelector(url.searchParams.get('labelSelector'));
       if (!selector || url.searchParams.has('fieldSelector') || url.searchParams.has('watch')) {
         unhandled.push(`${method} ${url.pathname}${url.search}`);

@@ -31,6 +31,8 @@ interface PodSpec {
 
 let resourceVersion = 1;
 
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
 /**
  * The fake cluster's state and its controllers: the scheduler and kubelet for pods (on the one
  * docker-backed node), the agent-sandbox controller (a Sandbox owns a pod of its name) and the Job
@@ -41,6 +43,7 @@ export class FakeCluster {
   readonly objects = new Map<string, KubeObject>();
   readonly containerOf = new Map<string, string>();
   private readonly volumesOf = new Map<string, string[]>();
+  private readonly watchers = new Set<(type: WatchEventType, object: KubeObject) => void>();
   private readonly starting = new Map<string, Promise<void>>();
 
   constructor(
@@ -75,6 +78,7 @@ export class FakeCluster {
       resourceVersion: String(resourceVersion++),
     };
     this.objects.set(key, object);
+    this.emit('ADDED', object);
     if (kind === 'Pod') this.schedule(object as Pod);
     if (kind === 'Sandbox') this.reconcileSandbox(object, namespace);
     if (kind === 'Job') void this.runJob(object, namespace);
@@ -86,6 +90,7 @@ export class FakeCluster {
     const object = this.objects.get(key);
     if (!object) return null;
     this.objects.delete(key);
+    this.emit('DELETED', object);
     if (kind === 'Pod') {
       await this.starting.get(key);
       const container = this.containerOf.get(key);
@@ -109,6 +114,21 @@ export class FakeCluster {
     await this.starting.get(key);
     const container = this.containerOf.get(key);
     return container && (await this.node.running(container)) ? container : null;
+  }
+
+  /** Subscribes to every change, as a watch does; answers the unsubscribe. */
+  subscribe(listener: (type: WatchEventType, object: KubeObject) => void): () => void {
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
+  }
+
+  private emit(type: WatchEventType, object: KubeObject): void {
+    for (const listener of this.watchers) listener(type, object);
+  }
+
+  private changed(object: KubeObject): void {
+    object.metadata.resourceVersion = String(resourceVersion++);
+    this.emit('MODIFIED', object);
   }
 
   private schedule(pod: Pod): void {
@@ -164,6 +184,7 @@ export class FakeCluster {
       const code = await this.node.runToCompletion(planOf(init)).catch(() => -1);
       if (code !== 0) {
         pod.status = { phase: 'Failed', reason: 'Init:Error', message: `init container ${String(init.name)} exited ${code}` };
+        this.changed(pod);
         return;
       }
     }
@@ -182,6 +203,7 @@ export class FakeCluster {
           { name, image, ready: false, restartCount: 0, state: { waiting: { reason: outcome.reason, message: outcome.message } } },
         ],
       };
+      this.changed(pod);
       return;
     }
     this.containerOf.set(key, outcome.containerId);
@@ -201,6 +223,7 @@ export class FakeCluster {
         },
       ],
     };
+    this.changed(pod);
   }
 
   private reconcileSandbox(sandbox: KubeObject, namespace: string): void {
@@ -223,6 +246,7 @@ export class FakeCluster {
     };
     this.add('Pod', namespace, pod);
     sandbox.status = { replicas: 1, selector: `agents.x-k8s.io/sandbox-name-hash=fake` };
+    this.changed(sandbox);
   }
 
   private async runJob(job: KubeObject, namespace: string): Promise<void> {
@@ -230,6 +254,7 @@ export class FakeCluster {
       job.status = ok
         ? { succeeded: 1, conditions: [{ type: 'Complete', status: 'True', message }] }
         : { failed: 1, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message }] };
+      this.changed(job);
     };
     const template = (job.spec as { template?: { spec?: PodSpec } } | undefined)?.template?.spec;
     const container = template?.containers[0] as
