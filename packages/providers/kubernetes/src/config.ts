@@ -1,3 +1,4 @@
+import { secret } from '@sandcast/provider-sdk';
 import { z } from 'zod';
 
 export const PROVIDER_ID = 'kubernetes';
@@ -63,3 +64,61 @@ export interface CaptureSettings {
 }
 
 export const DEFAULT_RUNTIME_SOCKET = '/run/containerd/containerd.sock';
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** The non-secret half of a Kubernetes connection: where sandboxes go and where captures are pushed. */
+export const kubernetesConnectionConfigSchema = z.strictObject({
+  namespace: z
+    .string()
+    .max(63)
+    .regex(DNS_LABEL, 'must be a namespace name (lowercase letters, digits, dashes)')
+    .describe('The namespace sandboxes, their network policies and the committer Jobs live in'),
+  inCluster: z.boolean().default(false).describe("Use the Sandcast server's own service account instead of a kubeconfig"),
+  context: z.string().min(1).max(253).optional().describe('A context of the kubeconfig; default: its current-context'),
+  workloads: z
+    .enum(['auto', 'pods', 'agent-sandbox'])
+    .default('auto')
+    .describe('auto: agent-sandbox Sandboxes when the cluster serves the CRD, else pods'),
+  captureRegistry: z
+    .string()
+    .max(255)
+    .regex(/^[a-z0-9.-]+(:\d+)?(\/[a-z0-9._-]+)*$/, 'must be a registry and repository prefix, e.g. registry.example.com/sandcast')
+    .optional()
+    .describe('Where captured images are pushed; unset: no capture'),
+  committerImage: z
+    .string()
+    .min(1)
+    .max(512)
+    .optional()
+    .describe('The committer Job image (nerdctl and skopeo); needed with captureRegistry'),
+  runtimeSocket: z
+    .string()
+    .startsWith('/')
+    .max(512)
+    .optional()
+    .describe("containerd's socket on the nodes; default /run/containerd/containerd.sock"),
+  pushSecretName: z
+    .string()
+    .max(253)
+    .regex(DNS_LABEL)
+    .optional()
+    .describe('A dockerconfigjson Secret in the namespace that may push and delete'),
+  pullSecretName: z
+    .string()
+    .max(253)
+    .regex(DNS_LABEL)
+    .optional()
+    .describe('The pull secret of pods booting from a capture; default: the push secret'),
+});
+
+/** The secret half: the kubeconfig, stored encrypted and never returned. */
+export const kubernetesConnectionSecretsSchema = z.strictObject({
+  kubeconfig: secret(
+    z
+      .string()
+      .min(1)
+      .max(1024 * 1024)
+      .describe('A kubeconfig (YAML) for the cluster; not needed in-cluster'),
+  ).optional(),
+});

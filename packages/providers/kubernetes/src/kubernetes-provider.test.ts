@@ -143,6 +143,17 @@ suite('kubernetes provider against the fake API server (pods)', () => {
     expect(provider.capabilities).toMatchObject({ templateCapture: false, templateRefKind: null, templateDelete: false, stopStart: false });
     const error = await errorOf(provider.captureTemplate({ leaseId: 'x', setupSessionId: 's', environmentId: 'e' }));
     expect(isProviderError(error) && error.code).toBe('unsupported');
+    const setup = await errorOf(
+      provider.startInteractiveSetup({
+        setupSessionId: 's',
+        environmentId: 'e',
+        config: { image: TEST_IMAGE },
+        source: null,
+        ttlSeconds: 60,
+      }),
+    );
+    expect(isProviderError(setup) && setup.code).toBe('unsupported');
+    expect(provider.capabilities.interactiveSetup).toBe(false);
   });
 
   it('an unknown image is invalid_config and leaves nothing behind', async () => {

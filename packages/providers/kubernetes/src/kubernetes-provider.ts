@@ -39,6 +39,9 @@ const VERSION_TIMEOUT_MS = 5_000;
 function kubernetesCapabilities(captures: boolean): ProviderCapabilities {
   return {
     ...ON_HOST_PROVIDER_CAPABILITIES,
+    // A setup sandbox exists to be captured: without a registry there is neither.
+    interactiveSetup: captures,
+    interactiveSetupConnectionTypes: captures ? ['pty'] : [],
     templateCapture: captures,
     templateRefKind: captures ? 'image' : null,
     templateDelete: captures,
@@ -135,6 +138,7 @@ export function createKubernetesProvider(options: KubernetesProviderOptions): Sa
     listInstances: () => instances.list(),
 
     async startInteractiveSetup(request): Promise<SetupLease> {
+      requireCapture();
       const leaseId = await instances.create({
         owner: owner('setup', request.setupSessionId, request.environmentId),
         config: parseConfig(request.config),
