@@ -12,6 +12,8 @@ export const queryKeys = {
   customImageHistory: (environmentId: string) => ['custom-image', environmentId, 'history'] as const,
   setupSession: (sessionId: string) => ['setup-session', sessionId] as const,
   setupChanges: (sessionId: string) => ['setup-session', sessionId, 'changes'] as const,
+  setupPorts: (sessionId: string) => ['setup-session', sessionId, 'ports'] as const,
   sandboxes: ['sandboxes'] as const,
   sandbox: (id: string) => ['sandboxes', id] as const,
+  sandboxPorts: (id: string) => ['sandboxes', id, 'ports'] as const,
 };
