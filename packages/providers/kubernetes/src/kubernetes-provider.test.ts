@@ -156,6 +156,24 @@ suite('kubernetes provider against the fake API server (pods)', () => {
     expect(provider.capabilities.interactiveSetup).toBe(false);
   });
 
+  it('is unavailable, with the reason, when the API server refuses the credentials or is gone', async () => {
+    const wrongToken = createKubernetesProvider({
+      access: { kubeconfig: fake.kubeconfig.replace(/token: \S+/, 'token: not-the-token') },
+      namespace: fake.namespace,
+      installationId: 'unit',
+    });
+    const refused = await wrongToken.availability();
+    expect(refused.available).toBe(false);
+    expect(!refused.available && refused.reason).toMatch(/refused.*grant the role in docs\/deploy\/kubernetes\.md/);
+    const gone = createKubernetesProvider({
+      access: { kubeconfig: fake.kubeconfig.replace(/server: https:\/\/127\.0\.0\.1:\d+/, 'server: https://127.0.0.1:1') },
+      namespace: fake.namespace,
+      installationId: 'unit',
+    });
+    const unreachable = await gone.availability();
+    expect(!unreachable.available && unreachable.reason).toMatch(/could not reach the cluster at https:\/\/127\.0\.0\.1:1/);
+  });
+
   it('an unknown image is invalid_config and leaves nothing behind', async () => {
     const error = await errorOf(
       provider.create({ sandboxId: 'sbx-4', environmentId: 'env-1', config: { image: 'sandcast-test/absent:nope' } }),

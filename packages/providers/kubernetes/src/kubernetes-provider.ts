@@ -111,9 +111,18 @@ export function createKubernetesProvider(options: KubernetesProviderOptions): Sa
             setTimeout(() => reject(new Error(`no answer within ${VERSION_TIMEOUT_MS} ms`)), VERSION_TIMEOUT_MS).unref(),
           ),
         ]);
-        return { available: true };
       } catch (error) {
         return { available: false, reason: toProviderError(error, { action: 'read its version', cluster }).message };
+      }
+      try {
+        // The credentials may list pods in the namespace: the least the provider needs.
+        await instances.list();
+        return { available: true };
+      } catch (error) {
+        return {
+          available: false,
+          reason: toProviderError(error, { action: `list pods in namespace ${cluster.namespace}`, cluster }).message,
+        };
       }
     },
 
