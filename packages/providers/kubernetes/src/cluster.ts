@@ -10,6 +10,7 @@ import {
 } from '@kubernetes/client-node';
 import { ProviderError, type ProviderErrorCode } from '@sandcast/provider-sdk';
 import { PROVIDER_ID } from './config.ts';
+import { kubeconfigIssues } from './kubeconfig.ts';
 
 /** How the provider reaches its cluster: a kubeconfig (a secret of the connection) or the pod's own service account. */
 export type ClusterAccess = { kubeconfig: string; context?: string | undefined } | { inCluster: true };
@@ -35,6 +36,15 @@ export function connectCluster(access: ClusterAccess, namespace: string): Cluste
   const config = new KubeConfig();
   if ('inCluster' in access) config.loadFromCluster();
   else {
+    // Checked before loading: loading alone reads a token-file.
+    const issues = kubeconfigIssues(access.kubeconfig);
+    if (issues.length > 0) {
+      throw new ProviderError({
+        provider: PROVIDER_ID,
+        code: 'invalid_config',
+        message: `the kubeconfig cannot be used: ${issues.join('; ')}`,
+      });
+    }
     config.loadFromString(access.kubeconfig);
     if (access.context) config.setCurrentContext(access.context);
   }

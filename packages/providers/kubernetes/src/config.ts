@@ -1,5 +1,6 @@
 import { secret } from '@sandcast/provider-sdk';
 import { z } from 'zod';
+import { kubeconfigIssues } from './kubeconfig.ts';
 
 export const PROVIDER_ID = 'kubernetes';
 
@@ -119,6 +120,9 @@ export const kubernetesConnectionSecretsSchema = z.strictObject({
       .string()
       .min(1)
       .max(1024 * 1024)
-      .describe('A kubeconfig (YAML) for the cluster; not needed in-cluster'),
+      .superRefine((text, ctx) => {
+        for (const issue of kubeconfigIssues(text)) ctx.addIssue({ code: 'custom', message: issue });
+      })
+      .describe('A kubeconfig (YAML) for the cluster, credentials inline; not needed in-cluster'),
   ).optional(),
 });

@@ -2,7 +2,8 @@ import { isProviderError } from '@sandcast/provider-sdk';
 import { describe, expect, it } from 'vitest';
 import { providerOptionsOf } from './connection.ts';
 
-const kubeconfig = 'apiVersion: v1\nkind: Config\n';
+const kubeconfig =
+  'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://k8s.example.com}\nusers:\n- name: u\n  user: {token: t}\n';
 
 function refusal(run: () => unknown): string {
   try {
@@ -59,6 +60,18 @@ describe('a Kubernetes connection as provider options', () => {
         providerOptionsOf({ id: 'c', config: { namespace: 'agents', captureRegistry: 'registry.example.com/x' }, secrets: { kubeconfig } }),
       ),
     ).toMatch(/committerImage/);
+    // A kubeconfig may not make the server read its files or run programs.
+    for (const [field, where] of [
+      ['token-file: /etc/shadow', 'user'],
+      ['client-key: /var/lib/sandcast/secret.key', 'user'],
+      ['exec: {command: /bin/sh}', 'user'],
+      ['certificate-authority: /etc/ssl/private/key.pem', 'cluster'],
+    ] as const) {
+      const text = `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://k8s.example.com${where === 'cluster' ? `, ${field}` : ''}}\nusers:\n- name: u\n  user: {${where === 'user' ? field : 'token: t'}}\n`;
+      expect(refusal(() => providerOptionsOf({ id: 'c', config: { namespace: 'agents' }, secrets: { kubeconfig: text } }))).toMatch(
+        new RegExp(`uses ${field.split(':')[0]}`),
+      );
+    }
     expect(refusal(() => providerOptionsOf({ id: 'c', config: { namespace: 'agents', extra: 1 }, secrets: { kubeconfig } }))).toMatch(
       /extra|Unrecognized/i,
     );

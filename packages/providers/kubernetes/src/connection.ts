@@ -23,7 +23,7 @@ export function providerOptionsOf(connection: KubernetesConnectionInput): Kubern
   if (!config.success)
     throw invalid(`invalid Kubernetes connection: ${config.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   const secrets = kubernetesConnectionSecretsSchema.safeParse(connection.secrets);
-  if (!secrets.success) throw invalid('invalid Kubernetes connection secrets: kubeconfig must be the YAML text of a kubeconfig');
+  if (!secrets.success) throw invalid(`invalid Kubernetes connection kubeconfig: ${secrets.error.issues.map((i) => i.message).join('; ')}`);
   const settings = config.data;
   const kubeconfig = secrets.data.kubeconfig;
   if (!settings.inCluster && !kubeconfig)
