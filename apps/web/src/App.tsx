@@ -9,6 +9,7 @@ import { useAuthSession } from './api/queries.ts';
 import { ErrorState, Skeleton } from './components/States.tsx';
 import { AppShell } from './layout/AppShell.tsx';
 import { EnvironmentsGate } from './layout/EnvironmentsGate.tsx';
+import { ConnectionsPage } from './pages/ConnectionsPage.tsx';
 import { EnvironmentCreatePage } from './pages/EnvironmentCreatePage.tsx';
 import { EnvironmentPage } from './pages/EnvironmentPage.tsx';
 import { EnvironmentsPage } from './pages/EnvironmentsPage.tsx';
@@ -106,6 +107,14 @@ function AppRoutes() {
                   }
                 />
                 <Route path="/settings" element={<SettingsPage />} />
+                <Route
+                  path="/settings/connections"
+                  element={
+                    <EnvironmentsGate>
+                      <ConnectionsPage />
+                    </EnvironmentsGate>
+                  }
+                />
                 <Route path="*" element={<p className="text-sm text-zinc-300">There is no page here. Use the navigation on the left.</p>} />
               </Routes>
             </AppShell>

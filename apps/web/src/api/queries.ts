@@ -67,3 +67,9 @@ export function useSandboxes() {
   const client = useClient();
   return useQuery({ queryKey: queryKeys.sandboxes, queryFn: () => client.sandboxes.list() });
 }
+
+/** Provider connections (their secrets only as placeholders). */
+export function useConnections(enabled = true) {
+  const client = useClient();
+  return useQuery({ queryKey: queryKeys.connections, queryFn: () => client.connections.list(), enabled });
+}

@@ -1,14 +1,7 @@
 import { createHash } from 'node:crypto';
-import { type ProviderConfig, ProviderError } from '@sandcast/provider-sdk';
+import { type ProviderConnection, ProviderError } from '@sandcast/provider-sdk';
 import { kubernetesConnectionConfigSchema, kubernetesConnectionSecretsSchema, PROVIDER_ID } from './config.ts';
 import type { KubernetesProviderOptions } from './kubernetes-provider.ts';
-
-/** A connection as the server hands it over: its id, its settings and its decrypted secrets. */
-export interface KubernetesConnectionInput {
-  id: string;
-  config: ProviderConfig;
-  secrets: ProviderConfig;
-}
 
 function invalid(message: string): ProviderError {
   return new ProviderError({ provider: PROVIDER_ID, code: 'invalid_config', message });
@@ -18,7 +11,7 @@ function invalid(message: string): ProviderError {
  * The provider options one connection stands for. Its objects are labelled with a hash of the
  * connection id, so two connections to one namespace never collect each other's sandboxes.
  */
-export function providerOptionsOf(connection: KubernetesConnectionInput): KubernetesProviderOptions {
+export function providerOptionsOf(connection: ProviderConnection): KubernetesProviderOptions {
   const config = kubernetesConnectionConfigSchema.safeParse(connection.config);
   if (!config.success)
     throw invalid(`invalid Kubernetes connection: ${config.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);

@@ -6,8 +6,7 @@ export {
   kubernetesConnectionConfigSchema,
   kubernetesConnectionSecretsSchema,
 } from './config.ts';
-export type { KubernetesConnectionInput } from './connection.ts';
-export { providerOptionsOf } from './connection.ts';
+export { createKubernetesFactory } from './factory.ts';
 export type { WorkloadMode } from './instances.ts';
 export type { KubernetesProviderOptions } from './kubernetes-provider.ts';
 export { createKubernetesProvider } from './kubernetes-provider.ts';

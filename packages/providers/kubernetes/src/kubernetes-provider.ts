@@ -36,7 +36,7 @@ export interface KubernetesProviderOptions {
 /** How long availability() waits for the API server. */
 const VERSION_TIMEOUT_MS = 5_000;
 
-function kubernetesCapabilities(captures: boolean): ProviderCapabilities {
+export function kubernetesCapabilities(captures: boolean): ProviderCapabilities {
   return {
     ...ON_HOST_PROVIDER_CAPABILITIES,
     // A setup sandbox exists to be captured: without a registry there is neither.
@@ -92,7 +92,10 @@ export function createKubernetesProvider(options: KubernetesProviderOptions): Sa
     installation: options.installationId,
   });
   const requireCapture = (): CaptureContext => {
-    if (!capture) throw unsupported('capture: the connection names no registry to push captures to');
+    if (!capture)
+      throw unsupported(
+        'setup and capture here: the connection names no registry to push captures to (set captureRegistry and committerImage on it)',
+      );
     return capture;
   };
 
