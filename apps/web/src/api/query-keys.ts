@@ -14,4 +14,10 @@ export const queryKeys = {
   setupChanges: (sessionId: string) => ['setup-session', sessionId, 'changes'] as const,
   sandboxes: ['sandboxes'] as const,
   sandbox: (id: string) => ['sandboxes', id] as const,
+  agents: ['agents'] as const,
+  agent: (id: string) => ['agents', id] as const,
+  agentVersions: (id: string) => ['agents', id, 'versions'] as const,
+  sessions: ['sessions'] as const,
+  session: (id: string) => ['sessions', id] as const,
+  sessionSandbox: (id: string) => ['sessions', id, 'sandbox'] as const,
 };
