@@ -27,7 +27,7 @@ const HostPattern = z
   .max(253)
   .regex(/^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i, 'a host name, or *.suffix');
 
-export const ContainmentSchema = z.strictObject({
+const ContainmentSchema = z.strictObject({
   network: z.enum(NETWORK_CONTAINMENTS),
   hosts: z.array(HostPattern).max(L.allowlistHosts).default([]),
 });

@@ -23,7 +23,7 @@ export interface PolicyDraft {
 }
 
 let nextKey = 0;
-export const newBindingKey = () => `binding-${++nextKey}`;
+const newBindingKey = () => `binding-${++nextKey}`;
 
 export function emptyBinding(catalog: RevisionCatalog, name: string): BindingDraft {
   const environment = catalog.environments[0];

@@ -1,7 +1,7 @@
 import type { EnvironmentBody, EnvironmentRevisionBody } from '@sandcast/contracts';
 import { useAllRevisions, useEnvironments } from '../../api/queries.ts';
 
-export interface PinnedRevision {
+interface PinnedRevision {
   environment: EnvironmentBody;
   revision: EnvironmentRevisionBody;
   /** The environment has a newer revision than this one. */

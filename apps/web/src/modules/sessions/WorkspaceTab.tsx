@@ -21,9 +21,11 @@ const CAPABILITY_WORDS: Record<keyof SessionSandboxBody['capabilities'], string>
 
 function Row({ label, children, testId }: { label: string; children: ReactNode; testId: string }) {
   return (
-    <div className="grid grid-cols-[10rem_1fr] items-baseline gap-x-4 py-1.5" data-testid={`workspace-${testId}`}>
+    <div className="grid grid-cols-[10rem_1fr] items-baseline gap-x-4 py-1.5">
       <dt className="text-zinc-400">{label}</dt>
-      <dd className="min-w-0 text-zinc-100">{children}</dd>
+      <dd className="min-w-0 text-zinc-100" data-testid={`workspace-${testId}`}>
+        {children}
+      </dd>
     </div>
   );
 }
