@@ -34,9 +34,9 @@ export function useEnvironments(enabled = true) {
   return useQuery({ queryKey: queryKeys.environments, queryFn: () => client.environments.list(), enabled });
 }
 
-export function useEnvironment(id: string) {
+export function useEnvironment(id: string, enabled = true) {
   const client = useClient();
-  return useQuery({ queryKey: queryKeys.environment(id), queryFn: () => client.environments.get(id) });
+  return useQuery({ queryKey: queryKeys.environment(id), queryFn: () => client.environments.get(id), enabled });
 }
 
 export function useRevisions(id: string) {

@@ -2,7 +2,7 @@ import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { Navigate, Route, Routes } from 'react-router';
 import { describe, expect, it, vi } from 'vitest';
-import { agent, agentSession, fakeClient, renderWithApi, sessionSandbox } from '../test/fake-api.tsx';
+import { agent, agentSession, environment, fakeClient, renderWithApi, sessionSandbox } from '../test/fake-api.tsx';
 import { SessionPage } from './SessionPage.tsx';
 
 // jsdom has no canvas: the terminal's xterm is a stand-in here (BrowserTerminal.test.tsx drives the real socket logic).
@@ -34,6 +34,7 @@ function api(sandbox: SandboxOverrides = {}, extra: Parameters<typeof fakeClient
     'GET /api/agents/agt_1': {
       body: agent({ mode: 'fixed', default: 'default', bindings: { default: { environmentRevisionId: 'rev_1' } } }),
     },
+    'GET /api/environments/env_1': { body: environment },
     'GET /api/sandbox-targets': {
       body: { targets: [{ provider: 'daytona', displayName: 'Daytona', available: true, capabilities: {}, configSchema: {} }] },
     },
@@ -81,6 +82,7 @@ describe('Session Workspace tab', () => {
     expect(within(field('binding')).getByText('default')).toBeTruthy();
     const revisionLink = within(field('revision')).getByRole('link', { name: '#1' });
     expect(revisionLink.getAttribute('href')).toBe('/environments/env_1#revisions');
+    await waitFor(() => expect(field('revision').textContent).toBe('build#1'));
     expect(within(field('image')).getByText('tpl_7')).toBeTruthy();
     await waitFor(() => expect(field('target').textContent).toBe('Daytona'));
     expect(field('containment').textContent).toContain('deny');

@@ -2,6 +2,7 @@ import type { SandboxBody } from '@sandcast/contracts';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Play, Square, Trash2 } from 'lucide-react';
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { toast } from 'sonner';
 import { useClient } from '../../api/client-context.tsx';
 import { errorMessage } from '../../api/errors.ts';
@@ -79,6 +80,14 @@ export function SandboxCard({ sandbox, environmentName }: { sandbox: SandboxBody
           <span className="text-zinc-300">
             <span className="text-zinc-400">Generation</span> <span className="font-mono">{sandbox.generation}</span>
           </span>
+          {sandbox.sessionId ? (
+            <span className="text-zinc-300">
+              <span className="text-zinc-400">Session</span>{' '}
+              <Link to={`/sessions/${sandbox.sessionId}`} className="font-mono text-xs text-teal-300 hover:text-teal-200">
+                {sandbox.sessionId}
+              </Link>
+            </span>
+          ) : null}
           <span className="flex min-w-0 items-center gap-1 text-zinc-300" data-testid="sandbox-image">
             <span className="shrink-0 text-zinc-400">Booted from</span>{' '}
             {sandbox.imageId ? (

@@ -2,7 +2,7 @@ import type { SessionBody, SessionSandboxBody } from '@sandcast/contracts';
 import { CircleStop, Play, Square } from 'lucide-react';
 import { type ReactNode, useState } from 'react';
 import { Link } from 'react-router';
-import { useProviderName } from '../../api/queries.ts';
+import { useEnvironment, useProviderName } from '../../api/queries.ts';
 import { Button } from '../../components/Button.tsx';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { CopyableId } from '../../components/CopyButton.tsx';
@@ -77,6 +77,7 @@ function ActionButton({
  */
 export function WorkspaceTab({ session, sandbox }: { session: SessionBody; sandbox: SessionSandboxBody | null }) {
   const providerName = useProviderName();
+  const environment = useEnvironment(sandbox?.environmentId ?? '', sandbox?.environmentId != null);
   const actions = useWorkspaceActions(session.id);
   const [confirmEnd, setConfirmEnd] = useState(false);
   const allowed = (action: WorkspaceAction) =>
@@ -106,6 +107,7 @@ export function WorkspaceTab({ session, sandbox }: { session: SessionBody; sandb
             <span className="font-mono">{sandbox.bindingName}</span>
           </Row>
           <Row label="Pinned revision" testId="revision">
+            {environment.data ? <span className="mr-1.5">{environment.data.name}</span> : null}
             {sandbox.environmentId ? (
               <Link to={`/environments/${sandbox.environmentId}#revisions`} className="font-mono text-teal-300 hover:text-teal-200">
                 {sandbox.environmentRevisionNumber !== null ? `#${sandbox.environmentRevisionNumber}` : sandbox.environmentRevisionId}
