@@ -105,47 +105,5 @@ for (const database of testDatabases()) {
       const updates = (await store.repos.activity.list({ limit: 50, action: 'environment.updated' })).filter((a) => a.subjectId === env.id);
       expect(updates).toEqual([]);
     });
-
-    it('a spec-only edit makes a new revision holding the spec and keeps the image linked', async () => {
-      const { env, image } = await withActiveImage('spec-only');
-      const result = await environments.update(
-        env.id,
-        { spec: { displayName: 'Build box', lifecycle: { idleAfterSeconds: 600 }, bootstrap: ['make deps'] } },
-        ADMIN,
-      );
-      expect(result.newRevision).toBe(true);
-      expect(result.environment.currentRevision.number).toBe(2);
-      expect(result.environment.spec).toMatchObject({
-        displayName: 'Build box',
-        lifecycle: { idleAfterSeconds: 600, idleAction: 'stop' },
-        bootstrap: ['make deps'],
-        containment: { network: 'deny', hosts: [] },
-      });
-      expect(result.customImageReconciliation).toEqual({ action: 'relinked', templateId: image.id });
-      const [latest, first] = await environments.revisions(env.id);
-      expect(latest?.spec.bootstrap).toEqual(['make deps']);
-      expect(first?.spec.bootstrap).toEqual([]);
-      // The same spec again is no edit at all.
-      const again = await environments.update(env.id, { spec: { displayName: 'Build box' } }, ADMIN);
-      expect(again.newRevision).toBe(false);
-    });
-
-    it('a spec with a credential in a bootstrap command, or an allowlist, is refused at its field', async () => {
-      const env = await environments.create({ name: 'spec-refused', provider: 'fake', config: {} }, ADMIN);
-      await expect(
-        environments.update(
-          env.id,
-          { spec: { bootstrap: ['true', 'export GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345'] } },
-          ADMIN,
-        ),
-      ).rejects.toMatchObject({ code: 'validation_failed', details: { issues: [expect.objectContaining({ path: 'spec.bootstrap.1' })] } });
-      await expect(
-        environments.update(env.id, { spec: { containment: { network: 'allowlist', hosts: ['example.com'] } } }, ADMIN),
-      ).rejects.toMatchObject({
-        code: 'validation_failed',
-        details: { issues: [{ path: 'spec.containment.network', message: expect.any(String) }] },
-      });
-      expect((await store.repos.environments.get(env.id))?.currentRevision.number).toBe(1);
-    });
   });
 }

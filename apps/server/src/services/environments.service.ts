@@ -14,7 +14,6 @@ import { recordActivity } from './activity.service.ts';
 import { bootSourceFor, fingerprintOf } from './boot-source.ts';
 import { maskConfig, openConfig, resolveSecretPlaceholders, sealConfig } from './config-secrets.ts';
 import { type Reconciliation, reconcileImageLink } from './custom-images/image-link.ts';
-import { mergeSpec, newEnvironmentSpec, type SandboxSpecPatch } from './environment-spec.ts';
 import type { SecretBox } from './secrets.ts';
 
 type Doc = Record<string, unknown>;
@@ -23,15 +22,12 @@ export interface CreateEnvironmentInput {
   name: string;
   provider: string;
   config: Doc;
-  spec?: SandboxSpecPatch | undefined;
 }
 
 export interface UpdateEnvironmentInput {
   name?: string | undefined;
   provider?: string | undefined;
   config?: Doc | undefined;
-  /** Merged over the current spec field by field; a change makes a new revision. */
-  spec?: SandboxSpecPatch | undefined;
 }
 
 export type EnvironmentsService = ReturnType<typeof createEnvironmentsService>;
@@ -139,10 +135,9 @@ export function createEnvironmentsService({
     async create(input: CreateEnvironmentInput, actor: Principal): Promise<Environment> {
       const registered = requireProvider(input.provider);
       const config = await prepareConfig(registered, input.config, null);
-      const spec = newEnvironmentSpec(input.spec);
       try {
         const created = await store.transaction(async (repos) => {
-          const env = await repos.environments.insert({ name: input.name, provider: input.provider, config: config.sealed, spec });
+          const env = await repos.environments.insert({ name: input.name, provider: input.provider, config: config.sealed });
           await recordActivity(repos, {
             action: 'environment.created',
             actor,
@@ -177,9 +172,8 @@ export function createEnvironmentsService({
         if (providerChanged || canonicalJson(prepared.open) !== canonicalJson(currentOpen)) configChange = prepared;
       }
       const nameChange = input.name !== undefined && input.name !== current.name ? input.name : undefined;
-      const specChange = mergeSpec(current.spec, input.spec) ?? undefined;
       const unchanged: Reconciliation = { action: 'none' };
-      if (configChange === undefined && nameChange === undefined && specChange === undefined) {
+      if (configChange === undefined && nameChange === undefined) {
         return { environment: current, newRevision: false, customImageReconciliation: unchanged };
       }
       try {
@@ -188,7 +182,6 @@ export function createEnvironmentsService({
             name: nameChange,
             provider: configChange ? providerId : undefined,
             config: configChange?.sealed,
-            spec: specChange,
             expectedRevisionId: current.currentRevision.id,
           });
           if (!updated) {
@@ -201,7 +194,6 @@ export function createEnvironmentsService({
             nameChange !== undefined && 'name',
             providerChanged && 'provider',
             configChange !== undefined && 'config',
-            specChange !== undefined && 'spec',
           ].filter(Boolean);
           await recordActivity(repos, {
             action: 'environment.updated',
@@ -211,10 +203,10 @@ export function createEnvironmentsService({
             details: { changed, revision: updated.environment.currentRevision.number, config: maskConfig(updated.environment.config) },
             secretPaths: registered.secretPaths.map((p) => `config.${p}`),
           });
-          // A new revision may change what the active custom image was built from (a spec-only one never does: it relinks).
+          // A new revision may change what the active custom image was built from.
           let customImageReconciliation = unchanged;
-          if (updated.newRevision) {
-            const bootSource = bootSourceFor(registered, providerId, configChange?.open ?? currentOpen);
+          if (updated.newRevision && configChange) {
+            const bootSource = bootSourceFor(registered, providerId, configChange.open);
             customImageReconciliation = await reconcileImageLink(repos, {
               environmentId: id,
               revision: updated.environment.currentRevision,
