@@ -18,6 +18,7 @@ for (const provider of PROVIDERS) {
     let available = false;
     let unavailable = '';
     const environmentName = `e2e-sessions-${provider}`;
+    let environmentId = '';
 
     beforeAll(async () => {
       server = await startE2eServer();
@@ -32,7 +33,7 @@ for (const provider of PROVIDERS) {
       }
       // Environments themselves are driven through the UI by the custom image flow.
       await server.client.settings.update({ experimental: { enableEnvironments: true } });
-      await server.client.environments.create({ name: environmentName, provider, config: {} });
+      environmentId = (await server.client.environments.create({ name: environmentName, provider, config: {} })).id;
       browser = await launchBrowser();
       page = browser.page;
     }, 120_000);
@@ -45,9 +46,20 @@ for (const provider of PROVIDERS) {
     /** The session the flow started, by its page's URL. */
     const sessionId = () => new URL(page.url()).pathname.split('/').pop()!;
 
+    it('edits the environment’s sandbox spec: a new revision that holds it', async (ctx) => {
+      if (!available) return ctx.skip(unavailable);
+      await page.goto(`${server.url}/environments/${environmentId}`);
+      const spec = page.getByRole('form', { name: 'Sandbox spec' });
+      await spec.getByLabel('Idle after (seconds)').fill('600');
+      await spec.getByRole('button', { name: 'Save spec' }).click();
+      await seeToast(page, 'Saved as revision #2');
+      const latest = page.locator('#revisions li').first();
+      await latest.locator('summary').click();
+      await see(latest.getByTestId('revision-spec').filter({ hasText: '"idleAfterSeconds": 600' }));
+    });
+
     it('creates a fixed agent pinned to the environment’s latest revision', async (ctx) => {
       if (!available) return ctx.skip(unavailable);
-      await page.goto(`${server.url}/environments`);
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Agents' }).click();
       await see(page.getByText('No agents yet'));
       await page.getByRole('link', { name: 'Create agent' }).click();
@@ -55,8 +67,8 @@ for (const provider of PROVIDERS) {
       await see(page.getByRole('radio', { name: /^Fixed/ }));
       expect(await page.getByRole('radio', { name: /^Fixed/ }).isChecked()).toBe(true);
       const binding = page.getByRole('group', { name: 'Binding default' });
-      await see(binding.getByLabel('Environment').locator('option', { hasText: environmentName }));
-      await expect.poll(() => binding.getByLabel('Revision').locator('option:checked').textContent()).toContain('#1 (latest)');
+      await expect.poll(() => binding.getByLabel('Environment').locator('option:checked').textContent()).toBe(environmentName);
+      await expect.poll(() => binding.getByLabel('Revision').locator('option:checked').textContent()).toContain('#2 (latest)');
       await page.getByRole('button', { name: 'Create agent', exact: true }).click();
       await seeToast(page, 'Agent e2e-agent created');
       await see(page.getByRole('heading', { name: 'e2e-agent' }));
@@ -69,12 +81,13 @@ for (const provider of PROVIDERS) {
       await see(page.getByText('No sessions yet'));
       const fixed = page.getByTestId('fixed-sandbox');
       await see(fixed.getByText(environmentName));
-      await see(fixed.getByText('#1'));
+      await see(fixed.getByText('#2'));
       await page.getByRole('button', { name: 'Start session', exact: true }).click();
       await see(page.getByRole('tab', { name: 'Workspace', selected: true }), 120_000);
       await see(page.getByTestId('workspace-sandbox-id'), 120_000);
       await see(page.getByTestId('workspace-state').getByText('running', { exact: true }), 120_000);
-      await see(page.getByTestId('workspace-revision').getByRole('link', { name: '#1' }));
+      await see(page.getByTestId('workspace-revision').getByRole('link', { name: '#2' }));
+      await see(page.getByTestId('workspace-lifecycle').filter({ hasText: 'After 600 s idle' }));
       expect(await page.getByRole('button', { name: 'End session' }).isEnabled()).toBe(true);
     });
 
