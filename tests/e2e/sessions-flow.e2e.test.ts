@@ -102,6 +102,32 @@ for (const provider of PROVIDERS) {
       await see(output.locator('pre').filter({ hasText: 'session-42' }));
     });
 
+    it('opens the session’s shell in the browser terminal', async (ctx) => {
+      if (!available) return ctx.skip(unavailable);
+      await page.getByRole('button', { name: 'Open terminal' }).click();
+      await see(page.getByTestId('terminal-state').filter({ hasText: /^Connected$/ }), 30_000);
+      await page.locator('.xterm').click();
+      await page.keyboard.type('echo term-$((6*7))\n');
+      await see(page.locator('.xterm-rows').filter({ hasText: 'term-42' }), 30_000);
+      await page.getByRole('button', { name: 'Disconnect' }).click();
+      await see(page.getByTestId('terminal-state').filter({ hasText: /^Closed$/ }));
+    });
+
+    it('stops the sandbox from the Workspace tab, then starts it again', async (ctx) => {
+      if (!available) return ctx.skip(unavailable);
+      await page.getByRole('tab', { name: 'Workspace' }).click();
+      await page.getByRole('button', { name: 'Stop', exact: true }).click();
+      await see(page.getByTestId('workspace-state').getByText('stopped', { exact: true }), 120_000);
+      await expect.poll(() => page.getByRole('button', { name: 'Start', exact: true }).isEnabled(), { timeout: 30_000 }).toBe(true);
+      expect(await page.getByRole('button', { name: 'Stop', exact: true }).isDisabled()).toBe(true);
+      await page.getByRole('button', { name: 'Start', exact: true }).click();
+      await see(page.getByTestId('workspace-state').getByText('running', { exact: true }), 120_000);
+      await page.getByRole('tab', { name: 'Terminal' }).click();
+      await page.getByLabel(`Command to run in ${sessionId()}`).fill('echo again-$((6*7))');
+      await page.getByRole('button', { name: 'Run', exact: true }).click();
+      await see(page.getByTestId('exec-output').locator('pre').filter({ hasText: 'again-42' }), 60_000);
+    });
+
     it('ends the session after a confirmation; nothing is offered any more', async (ctx) => {
       if (!available) return ctx.skip(unavailable);
       await page.getByRole('tab', { name: 'Workspace' }).click();
