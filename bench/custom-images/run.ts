@@ -16,6 +16,7 @@ import { createDockerProvider } from '@sandcast/provider-docker';
 import { createLocalProvider } from '@sandcast/provider-local';
 import type { SandboxProvider } from '@sandcast/provider-sdk';
 import { loadConfig, startServer } from '@sandcast/server';
+import { row, timed } from '../support/stats.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -31,21 +32,6 @@ const SETUP_SCRIPT =
   'mkdir -p /opt/tool && i=0; while [ $i -lt 3000 ]; do echo "file $i" > /opt/tool/f$i; i=$((i+1)); done; ' +
   'head -c 52428800 /dev/urandom > /opt/tool/blob && sha256sum /opt/tool/blob > /opt/tool/ready';
 const CHECK = ['sh', '-c', 'test -s /opt/tool/ready && echo ready'];
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
-};
-const timed = async (fn: () => Promise<unknown>) => {
-  const start = performance.now();
-  await fn();
-  return performance.now() - start;
-};
-const row = (label: string, values: number[], baseline?: number[]) => {
-  const p50 = percentile(values, 50);
-  const ratio = baseline ? `  ×${(p50 / percentile(baseline, 50)).toFixed(2)}` : '';
-  console.log(`${label.padEnd(52)} p50 ${p50.toFixed(1).padStart(8)} ms   p95 ${percentile(values, 95).toFixed(1).padStart(8)} ms${ratio}`);
-};
 
 async function main() {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-bench-images-'));
@@ -116,11 +102,11 @@ async function main() {
     console.log(
       `setup script in the setup sandbox: ${setupMs.toFixed(0)} ms; capture (Finished): ${captureMs.toFixed(0)} ms; ${template.kind} ${template.providerRef}, ${((template.sizeBytes ?? 0) / 1048576).toFixed(1)} MiB\n`,
     );
-    row('base + setup script → ready (baseline)', baseAndSetup);
-    row('captured image → first exec sees the setup', fromImage, baseAndSetup);
+    console.log(row('base + setup script → ready (baseline)', baseAndSetup));
+    console.log(row('captured image → first exec sees the setup', fromImage, baseAndSetup));
     console.log('');
-    row('raw provider create → first exec (baseline)', rawCreateExec);
-    row('API create → first exec (control plane included)', apiCreateExec, rawCreateExec);
+    console.log(row('raw provider create → first exec (baseline)', rawCreateExec));
+    console.log(row('API create → first exec (control plane included)', apiCreateExec, rawCreateExec));
     await client.customImages.disable(withImage.id, { deleteProviderTemplate: true }).catch(() => undefined);
   } finally {
     await server.reconciler.runOnce().catch(() => undefined);

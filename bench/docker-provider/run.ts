@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createDockerProvider } from '@sandcast/provider-docker';
 import type { TemplateRef } from '@sandcast/provider-sdk';
+import { percentile } from '../support/stats.ts';
 
 const IMAGE = process.env.SANDCAST_DOCKER_TEST_IMAGE ?? 'sandcast-test/debian:bookworm';
 const args = process.argv.slice(2);
@@ -32,11 +33,6 @@ const CAPTURE_SIZES = [
 
 const ciSetup = fileURLToPath(new URL('../../packages/providers/docker/scripts/ci-setup.sh', import.meta.url));
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index] ?? Number.NaN;
-}
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 const mib = (n: number) => `${(n / MB).toFixed(1)} MiB`;
 

@@ -20,6 +20,7 @@ import { createFakeProvider } from '@sandcast/provider-fake';
 import { createLocalProvider } from '@sandcast/provider-local';
 import type { ExecChunk, SandboxProvider } from '@sandcast/provider-sdk';
 import { loadConfig, startServer } from '@sandcast/server';
+import { percentile } from '../support/stats.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -38,11 +39,6 @@ const DOCKER_IMAGE = process.env.SANDCAST_DOCKER_TEST_IMAGE ?? 'sandcast-test/de
 const COMMAND = ['sh', '-c', `echo started; sleep ${(WORK_MS / 1000).toFixed(3)}; echo finished`];
 const FLOOD_COMMAND = ['sh', '-c', `yes 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde | head -c ${FLOOD}`];
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index] ?? Number.NaN;
-}
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 const row = (label: string, values: number[], unit = ms) =>
   `  ${label.padEnd(44)} p50 ${unit(percentile(values, 50)).padStart(12)}   p95 ${unit(percentile(values, 95)).padStart(12)}`;

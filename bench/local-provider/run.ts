@@ -11,6 +11,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createLocalProvider } from '@sandcast/provider-local';
+import { percentile } from '../support/stats.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number) => {
@@ -21,10 +22,6 @@ const ITERATIONS = Math.min(200, flag('--iterations', 30));
 const MAX_MB = flag('--max-mb', 1024);
 const PREFIX = 'sandcast-local-bench';
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
 const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 const now = () => performance.now();
 

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLocalProvider } from '@sandcast/provider-local';
 import { loadConfig, startServer } from '@sandcast/server';
+import { percentile } from '../support/stats.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -45,11 +46,6 @@ function get(url: string, headers: Record<string, string>, sink = false): Promis
     });
     request.on('error', reject);
   });
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
 }
 
 async function latencies(url: string, headers: Record<string, string>): Promise<number[]> {

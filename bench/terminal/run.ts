@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { SandcastClient } from '@sandcast/client';
 import * as nodePty from 'node-pty';
 import WebSocket from 'ws';
+import { percentile } from '../support/stats.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -29,10 +30,6 @@ const WARMUP = 20;
 const MiB = 1024 * 1024;
 const SERVER_SCRIPT = fileURLToPath(new URL('./server-process.ts', import.meta.url));
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
-}
 const ms = (n: number) => `${n.toFixed(3)} ms`;
 
 /** A byte stream into a shell, whichever way it is reached. */

@@ -94,6 +94,10 @@ const CONTRACTS: Record<string, RouteContract> = {
   [`POST ${API_PATHS.sandboxPorts}`]: { body: OpenPortBodySchema },
   [`GET ${API_PATHS.sandboxPortUrl}`]: {},
   [`DELETE ${API_PATHS.sandboxPort}`]: {},
+  [`GET ${API_PATHS.setupSessionPorts}`]: {},
+  [`POST ${API_PATHS.setupSessionPorts}`]: { body: OpenPortBodySchema },
+  [`GET ${API_PATHS.setupSessionPortUrl}`]: {},
+  [`DELETE ${API_PATHS.setupSessionPort}`]: {},
   'GET /*': {},
 };
 

@@ -29,10 +29,13 @@ function rawRequest(serverUrl: string, head: string): Promise<{ status: number; 
 
 const hostOf = (url: string) => new URL(url).host;
 
-describe('hostile: sandbox ports (fake provider: inputs, names, tokens)', () => {
+describe('hostile: sandbox and setup session ports (fake provider: inputs, names, owners, tokens)', () => {
   let t: TestServer;
   let sandboxA: string;
   let sandboxB: string;
+  let sessionId: string;
+  /** Where each owner's ports are opened: a sandbox's, and a setup session's. */
+  let collections: string[];
   let target: http.Server;
   let targetPort: number;
   const clock = createMovableClock();
@@ -43,6 +46,8 @@ describe('hostile: sandbox ports (fake provider: inputs, names, tokens)', () => 
     const env = await t.client.environments.create({ name: 'ports-hostile', provider: 'fake', config: {} });
     sandboxA = (await t.client.sandboxes.create({ environmentId: env.id })).id;
     sandboxB = (await t.client.sandboxes.create({ environmentId: env.id })).id;
+    sessionId = (await t.client.customImages.startSetup(env.id)).session.id;
+    collections = [`/api/sandboxes/${sandboxA}/ports`, `/api/environment-custom-image-setup-sessions/${sessionId}/ports`];
     // The fake provider's "sandbox loopback" is the host's (tests only): a server for it to reach.
     target = http.createServer((request, response) => response.end(`target saw ${request.url}`));
     await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
@@ -54,25 +59,28 @@ describe('hostile: sandbox ports (fake provider: inputs, names, tokens)', () => 
   });
 
   attack('ports 0, 65536, negative, fractional, strings, NUL and huge numbers are refused with 400', async () => {
-    for (const port of [0, 65536, -1, 1.5, '80', '\0', null, 1e300, Number.MAX_SAFE_INTEGER, true, [80], { port: 80 }]) {
-      const answer = await t.fetch(`/api/sandboxes/${sandboxA}/ports`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ port }),
-      });
-      expect(answer.status, JSON.stringify(port)).toBe(400);
-      // NUL is refused for every body before the port is looked at, with its own message.
-      expect(answer.body).toMatchObject({ error: { message: expect.stringMatching(/1 to 65535|NUL/) } });
-    }
-    for (const visibility of ['PUBLIC', 'internal', '\0', 1]) {
-      const answer = await t.fetch(`/api/sandboxes/${sandboxA}/ports`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ port: 80, visibility }),
-      });
-      expect(answer.status).toBe(400);
+    for (const collection of collections) {
+      for (const port of [0, 65536, -1, 1.5, '80', '\0', null, 1e300, Number.MAX_SAFE_INTEGER, true, [80], { port: 80 }]) {
+        const answer = await t.fetch(collection, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ port }),
+        });
+        expect(answer.status, `${collection} ${JSON.stringify(port)}`).toBe(400);
+        // NUL is refused for every body before the port is looked at, with its own message.
+        expect(answer.body).toMatchObject({ error: { message: expect.stringMatching(/1 to 65535|NUL/) } });
+      }
+      for (const visibility of ['PUBLIC', 'internal', '\0', 1]) {
+        const answer = await t.fetch(collection, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ port: 80, visibility }),
+        });
+        expect(answer.status).toBe(400);
+      }
     }
     expect(await t.client.sandboxes.ports.list(sandboxA)).toEqual([]);
+    expect(await t.client.customImages.ports.list(sessionId)).toEqual([]);
   });
 
   attack('bad ports in the path: 0, 65536, leading zeros, exponents, "..", NUL, signs', async () => {
@@ -96,13 +104,17 @@ describe('hostile: sandbox ports (fake provider: inputs, names, tokens)', () => 
         ['GET', '/url'],
         ['DELETE', ''],
       ] as const) {
-        const answer = await t.fetch(`/api/sandboxes/${sandboxA}/ports/${segment}${suffix}`, { method });
-        expect(answer.status, `${method} ${segment}`).toBeGreaterThanOrEqual(400);
-        expect(answer.status, `${method} ${segment}`).toBeLessThan(500);
+        for (const collection of collections) {
+          const answer = await t.fetch(`${collection}/${segment}${suffix}`, { method });
+          expect(answer.status, `${method} ${collection} ${segment}`).toBeGreaterThanOrEqual(400);
+          expect(answer.status, `${method} ${collection} ${segment}`).toBeLessThan(500);
+        }
       }
     }
-    const zero = await t.fetch(`/api/sandboxes/${sandboxA}/ports/0/url`);
-    expect(zero.body).toMatchObject({ error: { code: 'validation_failed', message: expect.stringContaining('1 to 65535') } });
+    for (const collection of collections) {
+      const zero = await t.fetch(`${collection}/0/url`);
+      expect(zero.body).toMatchObject({ error: { code: 'validation_failed', message: expect.stringContaining('1 to 65535') } });
+    }
   });
 
   attack('a public port needs the instance setting, off by default', async () => {
@@ -152,11 +164,14 @@ describe('hostile: sandbox ports (fake provider: inputs, names, tokens)', () => 
   });
 
   attack('Host names under the ports domain that name no open port, or are malformed, reach nothing', async () => {
-    await t.client.sandboxes.ports.open(sandboxA, { port: targetPort });
+    const bases = [
+      (await t.client.sandboxes.ports.open(sandboxA, { port: targetPort })).baseUrl,
+      (await t.client.customImages.ports.open(sessionId, { port: targetPort })).baseUrl,
+    ];
     try {
-      const base = (await t.client.sandboxes.ports.list(sandboxA))[0]!.baseUrl;
       const serverPort = new URL(t.url).port;
-      const hex = sandboxA.slice(4);
+      const hex = sandboxA.slice('sbx_'.length);
+      const sessionHex = sessionId.slice('setup_'.length);
       const names = [
         `${targetPort}-sbx-${'0'.repeat(32)}.sandboxes.localhost`,
         `${targetPort + 1}-sbx-${hex}.sandboxes.localhost`,
@@ -168,6 +183,14 @@ describe('hostile: sandbox ports (fake provider: inputs, names, tokens)', () => 
         `..sandboxes.localhost`,
         `sandboxes.localhost`,
         `22-sbx-${hex}.sandboxes.localhost`,
+        // One owner's id under the other's label names nobody's port.
+        `${targetPort}-setup-${hex}.sandboxes.localhost`,
+        `${targetPort}-sbx-${sessionHex}.sandboxes.localhost`,
+        `${targetPort}-${sessionId}.sandboxes.localhost`,
+        `0-setup-${sessionHex}.sandboxes.localhost`,
+        `65536-setup-${sessionHex}.sandboxes.localhost`,
+        `22-setup-${sessionHex}.sandboxes.localhost`,
+        `${targetPort}-setup-${sessionHex}.x.sandboxes.localhost`,
       ];
       for (const name of names) {
         const answer = await rawRequest(t.url, `GET / HTTP/1.1\r\nHost: ${name}:${serverPort}\r\nConnection: close\r\n\r\n`);
@@ -176,17 +199,74 @@ describe('hostile: sandbox ports (fake provider: inputs, names, tokens)', () => 
         expect(answer.text).not.toContain('target saw');
       }
       // The API is never answered on a port's host name, and an absolute-form target cannot point elsewhere.
-      const host = hostOf(base);
-      const api = await rawRequest(t.url, `GET /api/instance/settings HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-      expect(api.status).toBe(401);
-      expect(api.text).not.toContain('enableEnvironments');
-      const absolute = await rawRequest(t.url, `GET http://127.0.0.1:22/ HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-      expect(absolute.status).toBe(400);
-      const nul = await rawRequest(t.url, `GET /a\0b HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-      expect(nul.status).toBe(400);
+      for (const host of bases.map(hostOf)) {
+        const api = await rawRequest(t.url, `GET /api/instance/settings HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+        expect(api.status, host).toBe(401);
+        expect(api.text).not.toContain('enableEnvironments');
+        const absolute = await rawRequest(t.url, `GET http://127.0.0.1:22/ HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+        expect(absolute.status, host).toBe(400);
+        const nul = await rawRequest(t.url, `GET /a\0b HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+        expect(nul.status, host).toBe(400);
+      }
     } finally {
       await t.client.sandboxes.ports.close(sandboxA, targetPort);
+      await t.client.customImages.ports.close(sessionId, targetPort);
     }
+  });
+
+  attack('session ids with NUL, "..", another kind of id or none at all reach no session', async () => {
+    for (const id of ['%00', 'setup_%00', '..', '%2E%2E', '..%2F..%2Fapi', sandboxA, `setup_${'0'.repeat(32)}`, 'x'.repeat(5000)]) {
+      for (const [method, suffix] of [
+        ['GET', ''],
+        ['POST', ''],
+        ['GET', '/8080/url'],
+        ['DELETE', '/8080'],
+      ] as const) {
+        const answer = await t.fetch(`/api/environment-custom-image-setup-sessions/${id}/ports${suffix}`, {
+          method,
+          ...(method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ port: 8080 }) } : {}),
+        });
+        expect(answer.status, `${method} ${id.slice(0, 40)}${suffix}`).toBeGreaterThanOrEqual(400);
+        expect(answer.status, `${method} ${id.slice(0, 40)}${suffix}`).toBeLessThan(500);
+      }
+    }
+  });
+
+  attack("a sandbox's token or cookie on a setup session's host, and the reverse, are refused", async () => {
+    const setupPort = await t.client.customImages.ports.open(sessionId, { port: targetPort });
+    const sandboxPort = await t.client.sandboxes.ports.open(sandboxA, { port: targetPort });
+    try {
+      const setupUrl = (await t.client.customImages.ports.url(sessionId, targetPort)).url;
+      const setupToken = new URL(setupUrl).searchParams.get('sandcast_token')!;
+      const sandboxToken = new URL((await t.client.sandboxes.ports.url(sandboxA, targetPort)).url).searchParams.get('sandcast_token')!;
+      for (const [base, token] of [
+        [setupPort.baseUrl, sandboxToken],
+        [sandboxPort.baseUrl, setupToken],
+      ] as const) {
+        const viaQuery = await portRequest(`${base}?sandcast_token=${token}`);
+        expect(viaQuery.status).toBe(401);
+        expect(viaQuery.body).not.toContain('target saw');
+        expect((await portRequest(base, { headers: { cookie: `sandcast_port=${token}` } })).status).toBe(401);
+      }
+      // The genuine token still works on its own host.
+      expect((await portRequest(setupUrl)).status).toBe(303);
+    } finally {
+      await t.client.customImages.ports.close(sessionId, targetPort);
+      await t.client.sandboxes.ports.close(sandboxA, targetPort);
+    }
+  });
+
+  attack('a public setup port needs the setting; an ended setup session opens nothing', async () => {
+    await expect(t.client.customImages.ports.open(sessionId, { port: targetPort, visibility: 'public' })).rejects.toMatchObject({
+      status: 403,
+    });
+    const env = await t.client.environments.create({ name: 'setup-ports-hostile-ended', provider: 'fake', config: {} });
+    const ended = (await t.client.customImages.startSetup(env.id)).session.id;
+    await t.client.customImages.cancel(ended);
+    for (const port of [22, 8080]) {
+      await expect(t.client.customImages.ports.open(ended, { port })).rejects.toMatchObject({ status: 409 });
+    }
+    expect(await t.client.customImages.ports.list(ended)).toEqual([]);
   });
 });
 
@@ -195,6 +275,7 @@ const localRunnable = requireForSuite('hostile ports (local)', await localSkipRe
 describe.skipIf(!localRunnable)('hostile: sandbox ports on the local provider (network: none)', () => {
   let t: TestServer;
   let sandbox: string;
+  let session: string;
   let hostServer: net.Server;
   let hostPort: number;
   beforeAll(async () => {
@@ -202,6 +283,7 @@ describe.skipIf(!localRunnable)('hostile: sandbox ports on the local provider (n
     await enableEnvironments(t.client);
     const env = await t.client.environments.create({ name: 'ports-hostile-local', provider: 'local', config: {} });
     sandbox = (await t.client.sandboxes.create({ environmentId: env.id })).id;
+    session = (await t.client.customImages.startSetup(env.id)).session.id;
     // Something listening on the host's loopback that a forwarded port must never reach.
     hostServer = net.createServer((socket) => socket.end('HOST-SECRET\r\n'));
     await new Promise<void>((resolve) => hostServer.listen(0, '127.0.0.1', resolve));
@@ -210,6 +292,7 @@ describe.skipIf(!localRunnable)('hostile: sandbox ports on the local provider (n
   afterAll(async () => {
     hostServer?.close();
     await t?.client.sandboxes.delete(sandbox).catch(() => undefined);
+    await t?.client.customImages.cancel(session).catch(() => undefined);
     await t?.close();
   });
 
@@ -217,16 +300,22 @@ describe.skipIf(!localRunnable)('hostile: sandbox ports on the local provider (n
     "a port opened on the sandbox reaches the sandbox's loopback, never the host's (22, the server's own port, a host service)",
     async () => {
       const serverPort = Number(new URL(t.url).port);
-      for (const port of [22, serverPort, hostPort]) {
-        const opened = await t.client.sandboxes.ports.open(sandbox, { port });
-        const { url } = await t.client.sandboxes.ports.url(sandbox, port);
-        const exchanged = await portRequest(url);
-        const cookie = String(exchanged.headers['set-cookie']).split(';')[0]!;
-        const answer = await portRequest(opened.baseUrl, { headers: { cookie } });
-        expect(answer.status, String(port)).toBe(502);
-        expect(answer.body).toContain(`nothing listens on port ${port} inside the sandbox`);
-        expect(answer.body).not.toMatch(/HOST-SECRET|SSH-|enableEnvironments/);
-        await t.client.sandboxes.ports.close(sandbox, port);
+      // The same for a setup session's sandbox: its lease is a sandbox of the provider like any other.
+      for (const [ports, owner] of [
+        [t.client.sandboxes.ports, sandbox],
+        [t.client.customImages.ports, session],
+      ] as const) {
+        for (const port of [22, serverPort, hostPort]) {
+          const opened = await ports.open(owner, { port });
+          const { url } = await ports.url(owner, port);
+          const exchanged = await portRequest(url);
+          const cookie = String(exchanged.headers['set-cookie']).split(';')[0]!;
+          const answer = await portRequest(opened.baseUrl, { headers: { cookie } });
+          expect(answer.status, `${owner} ${port}`).toBe(502);
+          expect(answer.body).toContain(`nothing listens on port ${port} inside the sandbox`);
+          expect(answer.body).not.toMatch(/HOST-SECRET|SSH-|enableEnvironments/);
+          await ports.close(owner, port);
+        }
       }
     },
     60_000,

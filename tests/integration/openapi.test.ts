@@ -60,6 +60,18 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(create.responses)).toEqual(['201', 'default']);
   });
 
+  it("describes a setup session's ports with the sandbox's body and URL answer, named by the session", () => {
+    const base = '/api/environment-custom-image-setup-sessions/{sessionId}/ports';
+    const list = JSON.stringify(document.paths[base]?.get?.responses['200']);
+    const opened = JSON.stringify(document.paths[base]?.post?.responses['201']);
+    expect(list).toContain('"sessionId"');
+    expect(list).not.toContain('"sandboxId"');
+    expect(opened).toContain('"baseUrl"');
+    expect(JSON.stringify(document.paths[`${base}/{port}/url`]?.get?.responses['200'])).toBe(
+      JSON.stringify(document.paths['/api/sandboxes/{id}/ports/{port}/url']?.get?.responses['200']),
+    );
+  });
+
   it('serves the documentation page and its files from this server, with the UI headers', async () => {
     const page = await fetch(`${t.url}/api/docs`);
     expect(page.status).toBe(200);

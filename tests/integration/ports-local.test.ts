@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { ExecBody, ExecResultBody } from '@sandcast/contracts';
 import { createLocalProvider } from '@sandcast/provider-local';
 import { localSkipReason } from '@sandcast/provider-local/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -10,14 +11,17 @@ import { chunkReader, loopbackLookup, portRequest, portResponse } from './suppor
 const runnable = requireForSuite('ports-local', await localSkipReason());
 const SERVER_SCRIPT = await readFile(new URL('./support/port-echo-server.mjs', import.meta.url), 'utf8');
 
-/** Starts the echo server inside the sandbox on `port` and waits until it listens. */
-export async function startSandboxServer(t: TestServer, sandboxId: string, port: number): Promise<void> {
-  await t.client.sandboxes.exec(sandboxId, { command: ['sh', '-c', 'printf %s "$1" > /tmp/port-echo-server.mjs', 'sh', SERVER_SCRIPT] });
-  const started = await t.client.sandboxes.exec(sandboxId, {
+/** Runs a command in a sandbox or a setup sandbox. */
+type Exec = (body: ExecBody) => Promise<ExecResultBody>;
+
+/** Starts the echo server inside the sandbox (or setup sandbox) `exec` runs in, on `port`, and waits until it listens. */
+async function startSandboxServer(exec: Exec, port: number): Promise<void> {
+  await exec({ command: ['sh', '-c', 'printf %s "$1" > /tmp/port-echo-server.mjs', 'sh', SERVER_SCRIPT] });
+  const started = await exec({
     command: ['sh', '-c', `nohup node /tmp/port-echo-server.mjs ${port} /tmp/ready-${port} >/tmp/server-${port}.log 2>&1 &`],
   });
   expect(started.exitCode).toBe(0);
-  const ready = await t.client.sandboxes.exec(sandboxId, {
+  const ready = await exec({
     command: [
       'sh',
       '-c',
@@ -55,7 +59,7 @@ describe.skipIf(!runnable)(`sandbox ports on the local provider [${REAL_PROVIDER
   it('serves a server inside the sandbox through its URL: HTTP, a streamed answer, a WebSocket; closing ends access', async () => {
     const sandbox = await t.client.sandboxes.create({ environmentId });
     try {
-      await startSandboxServer(t, sandbox.id, 8080);
+      await startSandboxServer((body) => t.client.sandboxes.exec(sandbox.id, body), 8080);
       const opened = await t.client.sandboxes.ports.open(sandbox.id, { port: 8080 });
       expect(opened).toMatchObject({ port: 8080, visibility: 'private' });
       expect(await t.client.sandboxes.ports.list(sandbox.id)).toEqual([opened]);
@@ -112,7 +116,7 @@ describe.skipIf(!runnable)(`sandbox ports on the local provider [${REAL_PROVIDER
     const a = await t.client.sandboxes.create({ environmentId });
     const b = await t.client.sandboxes.create({ environmentId });
     try {
-      await startSandboxServer(t, a.id, 9000);
+      await startSandboxServer((body) => t.client.sandboxes.exec(a.id, body), 9000);
       const portA = await t.client.sandboxes.ports.open(a.id, { port: 9000 });
       const urlA = (await t.client.sandboxes.ports.url(a.id, 9000)).url;
       // B's name for the same port: not open there, and A's server is not reachable through it.
@@ -139,6 +143,32 @@ describe.skipIf(!runnable)(`sandbox ports on the local provider [${REAL_PROVIDER
     } finally {
       await t.client.sandboxes.delete(a.id).catch(() => undefined);
       await t.client.sandboxes.delete(b.id).catch(() => undefined);
+    }
+  }, 120_000);
+
+  it('serves a server inside a setup sandbox through its URL; cancelling the setup ends access at once', async () => {
+    const { session } = await t.client.customImages.startSetup(environmentId);
+    try {
+      await startSandboxServer((body) => t.client.customImages.exec(session.id, body), 8080);
+      const opened = await t.client.customImages.ports.open(session.id, { port: 8080 });
+      expect(new URL(opened.baseUrl).hostname).toMatch(/^8080-setup-[0-9a-f]{32}\.sandboxes\.localhost$/);
+      expect((await portRequest(opened.baseUrl)).status).toBe(401);
+      const cookie = String((await portRequest((await t.client.customImages.ports.url(session.id, 8080)).url)).headers['set-cookie']).split(
+        ';',
+      )[0]!;
+      const hello = await portRequest(`${opened.baseUrl}hello`, { headers: { cookie } });
+      expect(hello.status).toBe(200);
+      expect(hello.body).toBe('hello from port 8080: GET /hello\n');
+      const socket = await openSocket(`${opened.baseUrl.replace(/^http/, 'ws')}socket`, { cookie });
+      const reply = nextMessage(socket);
+      socket.send('ping');
+      expect(await reply).toBe('echo:ping');
+
+      await t.client.customImages.cancel(session.id);
+      await closed(socket);
+      expect((await portRequest(`${opened.baseUrl}hello`, { headers: { cookie } })).status).toBe(404);
+    } finally {
+      await t.client.customImages.cancel(session.id).catch(() => undefined);
     }
   }, 120_000);
 });

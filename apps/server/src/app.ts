@@ -189,18 +189,6 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
   const events = new SetupEvents();
   const sshEndpoint: SshEndpoint = { address: null };
   const sshCredentials = createGatewayCredentials({ store, clock: deps.clock });
-  const setupSessions = createSetupSessionsService({
-    store,
-    providers,
-    loadEnvironment,
-    events,
-    log,
-    clock: deps.clock,
-    broker: createGatewayBroker({ credentials: sshCredentials, endpoint: sshEndpoint, log }),
-    execOutputMaxBytes: deps.config.execOutputMaxBytes,
-  });
-  const terminalTokens = createTerminalTokensService({ store, setupSessions, clock: deps.clock });
-  const apiKeys = createApiKeysService({ store });
   /** The port the server listens on, once it does (server.ts sets it): port URLs name it. */
   const listening: { port: number | null } = { port: null };
   const portHosts: PortHostPolicy = {
@@ -215,19 +203,33 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     },
   };
   const portConnections = new PortConnections();
+  const ports = createPortsService({
+    store,
+    providers,
+    settings,
+    secrets: deps.secrets,
+    hosts: portHosts,
+    connections: portConnections,
+    clock: deps.clock,
+  });
+  const setupSessions = createSetupSessionsService({
+    store,
+    providers,
+    loadEnvironment,
+    events,
+    log,
+    clock: deps.clock,
+    broker: createGatewayBroker({ credentials: sshCredentials, endpoint: sshEndpoint, log }),
+    execOutputMaxBytes: deps.config.execOutputMaxBytes,
+    closePorts: (sessionId) => ports.closeAllOf({ kind: 'setup', id: sessionId }),
+  });
+  const terminalTokens = createTerminalTokensService({ store, setupSessions, clock: deps.clock });
+  const apiKeys = createApiKeysService({ store });
   return {
     listening,
     portHosts,
     portConnections,
-    ports: createPortsService({
-      store,
-      providers,
-      settings,
-      secrets: deps.secrets,
-      hosts: portHosts,
-      connections: portConnections,
-      clock: deps.clock,
-    }),
+    ports,
     settings,
     environments,
     apiKeys,
@@ -252,7 +254,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
       loadEnvironment,
       log,
       execOutputMaxBytes: deps.config.execOutputMaxBytes,
-      portConnections,
+      closePorts: (sandboxId) => ports.closeAllOf({ kind: 'sandbox', id: sandboxId }),
     }),
     baseImages: createBaseImagesService({
       store,

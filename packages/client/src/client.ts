@@ -25,14 +25,10 @@ import {
   type InstanceSettingsPatchBody,
   InstanceSettingsSchema,
   LogoutAnswerSchema,
-  type OpenPortBody,
-  PortUrlSchema,
   ProbeAnswerSchema,
   RelinkAnswerSchema,
   RollbackAnswerSchema,
   SandboxListSchema,
-  SandboxPortListSchema,
-  SandboxPortSchema,
   SandboxSchema,
   SandboxTargetListSchema,
   SetupChangesSchema,
@@ -46,6 +42,7 @@ import { z } from 'zod';
 import { baseImagesApi } from './base-images.ts';
 import { apiErrorFromAnswer, SandcastApiError, SandcastConnectionError } from './errors.ts';
 import { ExecStream } from './exec-stream.ts';
+import { portsApi } from './ports.ts';
 import { agentsApi, sandboxLifecycleApi, sessionsApi } from './sessions.ts';
 
 export interface ClientOptions {
@@ -234,6 +231,8 @@ export class SandcastClient {
       }),
     probe: (environmentId: string) =>
       this.request('POST', fillPath(API_PATHS.environmentProbe, { environmentId }), ProbeAnswerSchema, { body: {} }),
+    /** The ports of the setup session's sandbox served as URLs, as a sandbox's are. */
+    ports: portsApi(this, 'setup'),
   };
 
   readonly sandboxes = {
@@ -248,13 +247,7 @@ export class SandcastClient {
       this.openExecStream(fillPath(API_PATHS.sandboxExec, { id }), body, options),
     ...sandboxLifecycleApi(this),
     /** A sandbox's ports served as URLs; a private port's URL carries an expiring token. */
-    ports: {
-      list: async (id: string) => (await this.request('GET', fillPath(API_PATHS.sandboxPorts, { id }), SandboxPortListSchema)).ports,
-      open: (id: string, body: OpenPortBody) => this.request('POST', fillPath(API_PATHS.sandboxPorts, { id }), SandboxPortSchema, { body }),
-      url: (id: string, port: number) => this.request('GET', fillPath(API_PATHS.sandboxPortUrl, { id, port: String(port) }), PortUrlSchema),
-      close: (id: string, port: number) =>
-        this.request('DELETE', fillPath(API_PATHS.sandboxPort, { id, port: String(port) }), SandboxPortSchema),
-    },
+    ports: portsApi(this, 'sandbox'),
   };
 
   async targets() {

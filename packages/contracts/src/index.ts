@@ -99,9 +99,10 @@ export { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySc
 export type { ApiOperation } from './operations.ts';
 export { API_OPERATIONS } from './operations.ts';
 export { API_PATHS, fillPath } from './paths.ts';
-export type { OpenPortBody, PortUrl, PortVisibility, SandboxPort } from './ports.ts';
+export type { OpenPort, OpenPortBody, PortOwnerKind, PortUrl, PortVisibility, SandboxPort, SetupSessionPort } from './ports.ts';
 export {
   OpenPortBodySchema,
+  PORT_OWNERS,
   PORT_TOKEN_PARAM,
   PORT_VISIBILITIES,
   PortNumberSchema,
@@ -109,6 +110,8 @@ export {
   PortUrlSchema,
   SandboxPortListSchema,
   SandboxPortSchema,
+  SetupSessionPortListSchema,
+  SetupSessionPortSchema,
 } from './ports.ts';
 export type { SandboxSpecInput } from './sandbox-spec.ts';
 export { SandboxSpecInputSchema, SandboxSpecSchema } from './sandbox-spec.ts';

@@ -32,7 +32,7 @@ import {
 import { HealthResponseSchema } from './health.ts';
 import { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySchema } from './keys.ts';
 import { API_PATHS } from './paths.ts';
-import { OpenPortBodySchema, PortUrlSchema, SandboxPortListSchema, SandboxPortSchema } from './ports.ts';
+import { OpenPortBodySchema, PORT_OWNERS, PortUrlSchema } from './ports.ts';
 import { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './sandboxes.ts';
 import { InstanceSettingsPatchSchema, InstanceSettingsSchema } from './settings.ts';
 import { SandboxTargetListSchema } from './targets.ts';
@@ -68,6 +68,29 @@ const ndjsonProgress = {
   description: 'One JSON line per step: `progress`, then `done` with the image, or `error` with an error code.',
   schema: ImageOperationLineSchema,
 };
+
+/** The four port operations, the same for every owner of ports (docs/decisions/0017-setup-session-ports.md). */
+function portOperations(
+  tag: ApiOperation['tag'],
+  name: string,
+  owner: { paths: { list: string; url: string; one: string }; item: z.ZodType; list: z.ZodType },
+): ApiOperation[] {
+  const { paths } = owner;
+  return [
+    { method: 'GET', path: paths.list, tag, summary: `The open ports of ${name}`, answer: owner.list },
+    {
+      method: 'POST',
+      path: paths.list,
+      tag,
+      summary: `Open a port of ${name} as a URL`,
+      body: OpenPortBodySchema,
+      status: 201,
+      answer: owner.item,
+    },
+    { method: 'GET', path: paths.url, tag, summary: "An open port's URL (with a fresh token for a private port)", answer: PortUrlSchema },
+    { method: 'DELETE', path: paths.one, tag, summary: 'Close a port; its URL stops answering at once', answer: owner.item },
+  ];
+}
 
 /** Every operation of the API; a test fails when a registered route is missing from it. */
 export const API_OPERATIONS: readonly ApiOperation[] = [
@@ -339,34 +362,6 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     body: ExecBodySchema,
     answer: ExecResultSchema,
   },
-  {
-    method: 'GET',
-    path: API_PATHS.sandboxPorts,
-    tag: 'sandboxes',
-    summary: "A sandbox's open ports",
-    answer: SandboxPortListSchema,
-  },
-  {
-    method: 'POST',
-    path: API_PATHS.sandboxPorts,
-    tag: 'sandboxes',
-    summary: 'Open a port of a sandbox as a URL',
-    body: OpenPortBodySchema,
-    status: 201,
-    answer: SandboxPortSchema,
-  },
-  {
-    method: 'GET',
-    path: API_PATHS.sandboxPortUrl,
-    tag: 'sandboxes',
-    summary: "An open port's URL (with a fresh token for a private port)",
-    answer: PortUrlSchema,
-  },
-  {
-    method: 'DELETE',
-    path: API_PATHS.sandboxPort,
-    tag: 'sandboxes',
-    summary: 'Close a port; its URL stops answering at once',
-    answer: SandboxPortSchema,
-  },
+  ...portOperations('sandboxes', 'a sandbox', PORT_OWNERS.sandbox),
+  ...portOperations('custom images', "a setup session's sandbox", PORT_OWNERS.setup),
 ];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { API_PATHS } from './paths.ts';
 
 /** Who may open a port's URL: `private` needs a credential, `public` needs none (an instance setting allows it). */
 export const PORT_VISIBILITIES = ['private', 'public'] as const;
@@ -25,17 +26,46 @@ export const OpenPortBodySchema = z.strictObject({
 });
 export type OpenPortBody = z.input<typeof OpenPortBodySchema>;
 
-export const SandboxPortSchema = z.object({
-  sandboxId: z.string(),
+/** What every open port says of itself, whoever owns it (a sandbox, a setup session). */
+const openPortFields = {
   port: z.number().int(),
   visibility: z.enum(PORT_VISIBILITIES),
   /** The port's address without a credential (a private one answers 401 until the token is given). */
   baseUrl: z.string(),
   createdAt: z.string(),
-});
-export type SandboxPort = z.infer<typeof SandboxPortSchema>;
+};
 
+export const SandboxPortSchema = z.object({ sandboxId: z.string(), ...openPortFields });
+export type SandboxPort = z.infer<typeof SandboxPortSchema>;
 export const SandboxPortListSchema = z.object({ ports: z.array(SandboxPortSchema) });
+
+/** A port of a setup session's sandbox (the "Configure image" flow), served like a sandbox's. */
+export const SetupSessionPortSchema = z.object({ sessionId: z.string(), ...openPortFields });
+export type SetupSessionPort = z.infer<typeof SetupSessionPortSchema>;
+export const SetupSessionPortListSchema = z.object({ ports: z.array(SetupSessionPortSchema) });
+
+/** An open port as both UIs show it, without naming its owner. */
+export type OpenPort = Omit<SandboxPort, 'sandboxId'>;
+
+/**
+ * Each owner of ports: the path parameter naming it, its three paths and its answers. The
+ * server's routes, the OpenAPI operations and the client are all built from this table.
+ */
+export const PORT_OWNERS = {
+  sandbox: {
+    param: 'id',
+    paths: { list: API_PATHS.sandboxPorts, url: API_PATHS.sandboxPortUrl, one: API_PATHS.sandboxPort },
+    item: SandboxPortSchema,
+    list: SandboxPortListSchema,
+  },
+  setup: {
+    param: 'sessionId',
+    paths: { list: API_PATHS.setupSessionPorts, url: API_PATHS.setupSessionPortUrl, one: API_PATHS.setupSessionPort },
+    item: SetupSessionPortSchema,
+    list: SetupSessionPortListSchema,
+  },
+} as const;
+export type PortOwnerKind = keyof typeof PORT_OWNERS;
 
 /** `GET …/ports/:port/url`: a private port's URL carries a token that ends at `expiresAt`. */
 export const PortUrlSchema = z.object({ url: z.string(), expiresAt: z.string().optional() });

@@ -8,9 +8,11 @@ export type { ActivityRecord, NewActivity } from './repos/activity.repo.ts';
 export type { AgentChange, NewAgent } from './repos/agents.repo.ts';
 export type { ApiKeyRecord } from './repos/api-keys.repo.ts';
 export type { EnvironmentChange, NewEnvironment } from './repos/environments.repo.ts';
-export type { SandboxPortRecord } from './repos/sandbox-ports.repo.ts';
+
+export type { PortRecord } from './repos/ports.repo.ts';
 export type { NewSandbox, SandboxGuard, SandboxPatch } from './repos/sandboxes.repo.ts';
 export type { NewSession } from './repos/sessions.repo.ts';
+
 export type { NewSetupSession, SetupSessionPatch } from './repos/setup-sessions.repo.ts';
 export type { NewTemplate } from './repos/templates.repo.ts';
 export type { TerminalSessionRecord } from './repos/terminal-sessions.repo.ts';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isUniqueViolation } from './errors.ts';
 import { createRepositories, type Store } from './store.ts';
+import { insertSetupSession } from './testing/fixtures.ts';
 import { testDatabases } from './testing/test-databases.ts';
 
 for (const database of testDatabases()) {
@@ -126,6 +127,23 @@ for (const database of testDatabases()) {
       const all = await store.repos.activity.list({ limit: 10 });
       expect(all.map((a) => a.action)).toEqual(['a.one', 'a.two', 'a.one']);
       expect((await store.repos.activity.list({ limit: 10, action: 'a.two' })).length).toBe(1);
+    });
+
+    it("keeps each owner's ports in its own table, and a setup session's go with it", async () => {
+      const env = await store.repos.environments.insert({ name: 'ports', provider: 'fake', config: {} });
+      const session = await insertSetupSession(store, env, 60_000);
+      const opened = await store.repos.setupSessionPorts.upsert({ ownerId: session.id, port: 8080, visibility: 'private' });
+      expect(await store.repos.setupSessionPorts.upsert({ ownerId: session.id, port: 8080, visibility: 'public' })).toEqual({
+        ...opened,
+        visibility: 'public',
+      });
+      expect(await store.repos.sandboxPorts.get(session.id, 8080)).toBeNull();
+      // The same checks as a sandbox's: a port out of range, or an owner that does not exist, is refused.
+      await expect(store.repos.setupSessionPorts.upsert({ ownerId: session.id, port: 0, visibility: 'private' })).rejects.toThrow();
+      await expect(store.repos.setupSessionPorts.upsert({ ownerId: 'setup_none', port: 80, visibility: 'private' })).rejects.toThrow();
+      expect(await store.repos.setupSessionPorts.list(session.id)).toHaveLength(1);
+      await store.repos.environments.delete(env.id);
+      expect(await store.repos.setupSessionPorts.list(session.id)).toEqual([]);
     });
   });
 }

@@ -10,7 +10,20 @@ import type {
   SetupSessionStatus,
 } from '@sandcast/core';
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  type AnyPgColumn,
+  bigint,
+  bigserial,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 
 // The tables as drizzle sees them. The SQL in ../migrations is the source of truth for the
 // database; these declarations must match it (the repository tests run against both).
@@ -212,19 +225,27 @@ export const leaderLeases = pgTable('leader_leases', {
   expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
 });
 
-/** Ports of a sandbox opened as URLs; a row exists while the port is open. */
-export const sandboxPorts = pgTable(
-  'sandbox_ports',
-  {
-    sandboxId: text('sandbox_id')
-      .notNull()
-      .references(() => sandboxes.id, { onDelete: 'cascade' }),
-    port: integer('port').notNull(),
-    visibility: text('visibility').$type<'private' | 'public'>().notNull(),
-    createdAt: createdAt(),
-  },
-  (t) => [primaryKey({ columns: [t.sandboxId, t.port] })],
-);
+/**
+ * Open ports of one kind of owner (a sandbox, a setup session), one table per owner so each
+ * cascades with it; a row exists while the port is open. The same columns, so one repository
+ * serves both.
+ */
+function portsTable(name: string, ownerColumn: string, owner: () => AnyPgColumn) {
+  return pgTable(
+    name,
+    {
+      ownerId: text(ownerColumn).notNull().references(owner, { onDelete: 'cascade' }),
+      port: integer('port').notNull(),
+      visibility: text('visibility').$type<'private' | 'public'>().notNull(),
+      createdAt: createdAt(),
+    },
+    (t) => [primaryKey({ columns: [t.ownerId, t.port] })],
+  );
+}
+export type PortsTable = ReturnType<typeof portsTable>;
+
+export const sandboxPorts = portsTable('sandbox_ports', 'sandbox_id', () => sandboxes.id);
+export const setupSessionPorts = portsTable('setup_session_ports', 'setup_session_id', () => setupSessions.id);
 
 /** Web UI sessions (authenticated mode): the cookie token is stored only as a hash. */
 export const uiSessions = pgTable(
@@ -290,6 +311,7 @@ export const schema = {
   customImageTemplates,
   sandboxes,
   sandboxPorts,
+  setupSessionPorts,
   agents,
   agentVersions,
   sessions,

@@ -4,7 +4,7 @@ import { createAgentsRepo } from './repos/agents.repo.ts';
 import { createApiKeysRepo } from './repos/api-keys.repo.ts';
 import { createEnvironmentsRepo } from './repos/environments.repo.ts';
 import { createLeaderLeasesRepo } from './repos/leader-leases.repo.ts';
-import { createSandboxPortsRepo } from './repos/sandbox-ports.repo.ts';
+import { createPortsRepo } from './repos/ports.repo.ts';
 import { createSandboxesRepo } from './repos/sandboxes.repo.ts';
 import { createSessionsRepo } from './repos/sessions.repo.ts';
 import { createSettingsRepo } from './repos/settings.repo.ts';
@@ -14,6 +14,7 @@ import { createStatusCountsRepo } from './repos/status-counts.repo.ts';
 import { createTemplatesRepo } from './repos/templates.repo.ts';
 import { createTerminalSessionsRepo } from './repos/terminal-sessions.repo.ts';
 import { createUiSessionsRepo } from './repos/ui-sessions.repo.ts';
+import { sandboxPorts, setupSessionPorts } from './schema.ts';
 
 export interface Repositories {
   settings: ReturnType<typeof createSettingsRepo>;
@@ -23,7 +24,8 @@ export interface Repositories {
   setupSessions: ReturnType<typeof createSetupSessionsRepo>;
   templates: ReturnType<typeof createTemplatesRepo>;
   sandboxes: ReturnType<typeof createSandboxesRepo>;
-  sandboxPorts: ReturnType<typeof createSandboxPortsRepo>;
+  sandboxPorts: ReturnType<typeof createPortsRepo>;
+  setupSessionPorts: ReturnType<typeof createPortsRepo>;
   terminalSessions: ReturnType<typeof createTerminalSessionsRepo>;
   sshCredentials: ReturnType<typeof createSshCredentialsRepo>;
   uiSessions: ReturnType<typeof createUiSessionsRepo>;
@@ -42,7 +44,8 @@ export function createRepositories(db: Db): Repositories {
     setupSessions: createSetupSessionsRepo(db),
     templates: createTemplatesRepo(db),
     sandboxes: createSandboxesRepo(db),
-    sandboxPorts: createSandboxPortsRepo(db),
+    sandboxPorts: createPortsRepo(db, sandboxPorts),
+    setupSessionPorts: createPortsRepo(db, setupSessionPorts),
     terminalSessions: createTerminalSessionsRepo(db),
     sshCredentials: createSshCredentialsRepo(db),
     uiSessions: createUiSessionsRepo(db),

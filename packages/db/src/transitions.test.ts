@@ -9,6 +9,7 @@ import {
 } from '@sandcast/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from './store.ts';
+import { insertSetupSession } from './testing/fixtures.ts';
 import { testDatabases } from './testing/test-databases.ts';
 
 /** The shortest walk along the machine's edges from `start` to `target`. */
@@ -55,14 +56,7 @@ for (const database of testDatabases()) {
     /** A session of its own environment (one active session per environment), walked to `status`. */
     const sessionIn = async (status: SetupSessionStatus) => {
       const env = await newEnvironment();
-      const session = await store.repos.setupSessions.insert({
-        environmentId: env.id,
-        environmentRevisionId: env.currentRevision.id,
-        provider: 'fake',
-        sourceTemplateId: null,
-        expiresAt: new Date(Date.now() + 3_600_000),
-        createdByKeyId: null,
-      });
+      const session = await insertSetupSession(store, env);
       for (const step of pathTo(setupSessionMachine, 'starting', status)) {
         expect(await store.repos.setupSessions.transition(session.id, step, { providerLeaseId: 'lease' })).toMatchObject({ status: step });
       }

@@ -6,18 +6,20 @@ interface Closeable {
 
 /**
  * The connections forwarded to each open port right now (upgraded sockets, streaming answers), so
- * that closing the port or deleting the sandbox ends them at once rather than at their next request.
+ * that closing the port, deleting the sandbox or ending the setup session ends them at once rather
+ * than at their next request. Keyed by owner id: sandbox and setup session ids never collide (their
+ * prefixes differ).
  */
 export class PortConnections {
   private readonly open = new Map<string, Set<Closeable>>();
 
-  private static key(sandboxId: string, port: number): string {
-    return `${sandboxId}:${port}`;
+  private static key(ownerId: string, port: number): string {
+    return `${ownerId}:${port}`;
   }
 
   /** Tracks `items` until each closes. */
-  track(sandboxId: string, port: number, ...items: Closeable[]): void {
-    const key = PortConnections.key(sandboxId, port);
+  track(ownerId: string, port: number, ...items: Closeable[]): void {
+    const key = PortConnections.key(ownerId, port);
     let set = this.open.get(key);
     if (!set) {
       set = new Set();
@@ -32,10 +34,10 @@ export class PortConnections {
     }
   }
 
-  /** Ends every connection to one port, or (no port) to every port of the sandbox. */
-  closeAll(sandboxId: string, port?: number): void {
+  /** Ends every connection to one port, or (no port) to every port of the owner. */
+  closeAll(ownerId: string, port?: number): void {
     for (const [key, set] of this.open) {
-      if (port === undefined ? !key.startsWith(`${sandboxId}:`) : key !== PortConnections.key(sandboxId, port)) continue;
+      if (port === undefined ? !key.startsWith(`${ownerId}:`) : key !== PortConnections.key(ownerId, port)) continue;
       for (const item of set) item.destroy();
     }
   }

@@ -2,16 +2,25 @@ import { describe, expect, it } from 'vitest';
 import { matchPortHost, portOrigin } from './port-hosts.ts';
 
 const HEX = '0123456789abcdef0123456789abcdef';
+const policy = { baseDomain: 'sandboxes.localhost', scheme: 'http', portSuffix: () => ':7420' } as const;
 
 describe('port host names', () => {
-  it('round-trips a sandbox id and port through the host name', () => {
-    const origin = portOrigin({ baseDomain: 'sandboxes.localhost', scheme: 'http', portSuffix: () => ':7420' }, `sbx_${HEX}`, 8080);
-    expect(origin).toBe(`http://8080-sbx-${HEX}.sandboxes.localhost:7420`);
-    expect(matchPortHost('sandboxes.localhost', new URL(origin).host)).toEqual({ kind: 'port', port: 8080, sandboxId: `sbx_${HEX}` });
+  it("round-trips each owner's id and port through its host name; a sandbox's and a setup session's never meet", () => {
+    const sandbox = { kind: 'sandbox', id: `sbx_${HEX}` } as const;
+    const setup = { kind: 'setup', id: `setup_${HEX}` } as const;
+    for (const [owner, port, host] of [
+      [sandbox, 8080, `8080-sbx-${HEX}.sandboxes.localhost:7420`],
+      [setup, 3000, `3000-setup-${HEX}.sandboxes.localhost:7420`],
+    ] as const) {
+      const origin = portOrigin(policy, owner, port);
+      expect(origin).toBe(`http://${host}`);
+      expect(matchPortHost('sandboxes.localhost', new URL(origin).host)).toEqual({ kind: 'port', port, owner });
+    }
+    expect(portOrigin(policy, setup, 3000)).not.toBe(portOrigin(policy, sandbox, 3000));
     expect(matchPortHost('sandboxes.example.com', `443-SBX-${HEX.toUpperCase()}.Sandboxes.Example.com.`)).toEqual({
       kind: 'port',
       port: 443,
-      sandboxId: `sbx_${HEX}`,
+      owner: sandbox,
     });
   });
 
@@ -24,6 +33,10 @@ describe('port host names', () => {
       `80-sbx_${HEX}.sandboxes.localhost`,
       `80-sbx-${HEX}0.sandboxes.localhost`,
       `80-sbx-${HEX}.a.sandboxes.localhost`,
+      `80-setup_${HEX}.sandboxes.localhost`,
+      `80-setups-${HEX}.sandboxes.localhost`,
+      `0-setup-${HEX}.sandboxes.localhost`,
+      `80-env-${HEX}.sandboxes.localhost`,
       '..sandboxes.localhost',
     ]) {
       expect(matchPortHost('sandboxes.localhost', host), host).toEqual({ kind: 'invalid' });

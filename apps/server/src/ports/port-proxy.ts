@@ -9,10 +9,10 @@ import { toErrorResponse } from '../http/error-handler.ts';
 import type { OpenPortTarget, PortsService } from '../services/ports.service.ts';
 import type { SecretBox } from '../services/secrets.ts';
 import type { PortConnections } from './port-connections.ts';
-import { matchPortHost, type PortHostPolicy } from './port-hosts.ts';
+import { matchPortHost, type PortHostPolicy, type PortOwner } from './port-hosts.ts';
 import { issuePortToken, PORT_COOKIE_TTL_MS, verifyPortToken } from './port-tokens.ts';
 
-/** The cookie a private port's URL token is exchanged for; host-only, so it names one port of one sandbox. */
+/** The cookie a private port's URL token is exchanged for; host-only, so it names one port of one owner. */
 const PORT_COOKIE = 'sandcast_port';
 
 const HOP_BY_HOP = new Set([
@@ -47,7 +47,8 @@ interface Admitted {
 }
 
 /**
- * Serves open sandbox ports on their own host names (docs/decisions/0015-sandbox-ports.md).
+ * Serves open ports of sandboxes and setup sessions on their own host names
+ * (docs/decisions/0015-sandbox-ports.md, 0017-setup-session-ports.md).
  * Requests and WebSocket upgrades whose Host is under the ports base domain are taken before
  * Fastify sees them, so sandbox content never reaches the API's routes, hooks or cookies.
  */
@@ -73,8 +74,16 @@ function refusal(code: 'not_found' | 'unauthorized' | 'bad_request' | 'provider_
   return toErrorResponse(new SandcastError(code, message));
 }
 
-const NOT_OPEN =
-  'nothing is served at this address: the port is not open, or the sandbox is gone. List open ports with `sandcast sandbox port list <sandbox id>`.';
+/** How refusals name the owner and the command that helps. */
+const OWNER_WORDS: Record<PortOwner['kind'], { noun: string; cli: string; target: string }> = {
+  sandbox: { noun: 'the sandbox is gone', cli: 'sandcast sandbox port', target: '<sandbox id>' },
+  setup: { noun: 'the setup session has ended', cli: 'sandcast image port', target: '<env|session id>' },
+};
+
+const notOpen = (kind: PortOwner['kind'] | null) =>
+  kind === null
+    ? 'nothing is served at this address: no open port has this name.'
+    : `nothing is served at this address: the port is not open, or ${OWNER_WORDS[kind].noun}. List open ports with \`${OWNER_WORDS[kind].cli} list ${OWNER_WORDS[kind].target}\`.`;
 
 /** Who may use the port, and what to forward; or a refusal. */
 async function admit(
@@ -82,12 +91,13 @@ async function admit(
   request: http.IncomingMessage,
   match: NonNullable<ReturnType<typeof matchPortHost>>,
 ): Promise<Admitted | { status: number; body: unknown }> {
-  if (match.kind === 'invalid') return refusal('not_found', NOT_OPEN);
+  if (match.kind === 'invalid') return refusal('not_found', notOpen(null));
   const rawUrl = request.url ?? '/';
   if (!rawUrl.startsWith('/') || rawUrl.includes('\0'))
     return refusal('bad_request', 'the request target must be a path starting with "/"');
-  const target = await deps.ports.target(match.sandboxId, match.port);
-  if (!target) return refusal('not_found', NOT_OPEN);
+  const target = await deps.ports.target(match.owner, match.port);
+  if (!target) return refusal('not_found', notOpen(match.owner.kind));
+  const words = OWNER_WORDS[match.owner.kind];
   const queryAt = rawUrl.indexOf('?');
   const pathname = queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt);
   const params = new URLSearchParams(queryAt < 0 ? '' : rawUrl.slice(queryAt + 1));
@@ -105,7 +115,7 @@ async function admit(
       if (!verifyPortToken(deps.secrets, target.grant, urlToken, at)) {
         return refusal(
           'unauthorized',
-          'the token in this URL is not valid for this port, or has expired; get a fresh URL with `sandcast sandbox port url`',
+          `the token in this URL is not valid for this port, or has expired; get a fresh URL with \`${words.cli} url\``,
         );
       }
       exchange = true;
@@ -115,13 +125,12 @@ async function admit(
       const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
       const principal = bearer ? await deps.authenticate(bearer) : null;
       const allowed =
-        principal !== null &&
-        (principal.role === 'admin' || (principal.keyId !== null && principal.keyId === target.sandbox.createdByKeyId));
+        principal !== null && (principal.role === 'admin' || (principal.keyId !== null && principal.keyId === target.createdByKeyId));
       if (!allowed) {
         return refusal(
           'unauthorized',
-          'this port is private: open the URL `sandcast sandbox port url <sandbox id> <port>` prints (it carries a token), ' +
-            'or send "Authorization: Bearer <api key>" with a key that may use this sandbox',
+          `this port is private: open the URL \`${words.cli} url ${words.target} <port>\` prints (it carries a token), ` +
+            'or send "Authorization: Bearer <api key>" with a key that may use it',
         );
       }
       bearerUsed = true;
@@ -202,7 +211,7 @@ async function handleRequest(
     }
     const stream = await connect(deps, target);
     if (!('pipe' in stream)) return answer(stream.status, stream.body);
-    deps.connections.track(target.sandbox.id, target.record.port, stream);
+    deps.connections.track(target.owner.id, target.record.port, stream);
     const headers = admitted.headers.filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase()));
     headers.push(['X-Forwarded-Proto', deps.hosts.scheme]);
     const upstream = http.request({
@@ -258,7 +267,7 @@ async function handleUpgrade(
     if (!('target' in admitted)) return answer(admitted.status, admitted.body);
     const stream = await connect(deps, admitted.target);
     if (!('pipe' in stream)) return answer(stream.status, stream.body);
-    deps.connections.track(admitted.target.sandbox.id, admitted.target.record.port, stream, socket);
+    deps.connections.track(admitted.target.owner.id, admitted.target.record.port, stream, socket);
     const lines = [`${request.method} ${admitted.path} HTTP/1.1`, ...admitted.headers.map(([name, value]) => `${name}: ${value}`)];
     stream.write(`${lines.join('\r\n')}\r\n\r\n`);
     if (head.length > 0) stream.write(head);

@@ -3,7 +3,6 @@ import { InvalidTransition, type Principal, type Sandbox, SandcastError } from '
 import type { Store } from '@sandcast/db';
 import { type ExecProcess, type ExecResult, isProviderError, type SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
-import type { PortConnections } from '../ports/port-connections.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import { recordActivity } from './activity.service.ts';
 import { imageMatches } from './custom-images/image-link.ts';
@@ -30,8 +29,8 @@ export function createSandboxesService(deps: {
   log: FastifyBaseLogger;
   /** Output an exec JSON answer keeps per stream; default the provider SDK's (4 MiB). */
   execOutputMaxBytes?: number | undefined;
-  /** Forwarded connections to the sandbox's ports, ended when it is deleted. */
-  portConnections?: PortConnections | undefined;
+  /** Closes the sandbox's ports and cuts their forwarded connections (it is being deleted). */
+  closePorts?: ((sandboxId: string) => Promise<void>) | undefined;
 }) {
   const { store } = deps;
 
@@ -128,8 +127,8 @@ export function createSandboxesService(deps: {
   const destroy = async (sandbox: Sandbox) => {
     await store.repos.sandboxes.update(sandbox.id, { desiredStatus: 'deleted' });
     // Its URLs stop answering now, before the compute is gone.
-    await store.repos.sandboxPorts.deleteAll(sandbox.id);
-    deps.portConnections?.closeAll(sandbox.id);
+    if (deps.closePorts) await deps.closePorts(sandbox.id);
+    else await store.repos.sandboxPorts.deleteAll(sandbox.id);
     if (sandbox.providerInstanceId) await providerOf(sandbox).destroy(sandbox.providerInstanceId);
     return (await store.repos.sandboxes.update(sandbox.id, { status: 'deleted' }))!;
   };

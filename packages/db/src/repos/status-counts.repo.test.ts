@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store.ts';
+import { insertSetupSession } from '../testing/fixtures.ts';
 import { testDatabases } from '../testing/test-databases.ts';
 
 for (const database of testDatabases()) {
@@ -33,14 +34,7 @@ for (const database of testDatabases()) {
           ['starting', 1],
         ]),
       );
-      await store.repos.setupSessions.insert({
-        environmentId: env.id,
-        environmentRevisionId: env.currentRevision.id,
-        provider: 'fake',
-        sourceTemplateId: null,
-        expiresAt: new Date(Date.now() + 60_000),
-        createdByKeyId: null,
-      });
+      await insertSetupSession(store, env, 60_000);
       expect(await store.repos.statusCounts.setupSessions()).toEqual(new Map([['starting', 1]]));
     });
   });

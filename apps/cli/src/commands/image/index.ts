@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerPortCommands } from '../port/port-commands.ts';
 import { registerBaseImageCommands } from './base-images.ts';
 import { registerImageCancel } from './cancel.ts';
 import { registerImageChanges } from './changes.ts';
@@ -9,6 +10,7 @@ import { registerImageHistory } from './history.ts';
 import { registerImageProbe } from './probe.ts';
 import { registerImageRelink } from './relink.ts';
 import { registerImageRollback } from './rollback.ts';
+import { resolveSessionTarget } from './session-target.ts';
 import { registerImageSetup } from './setup.ts';
 import { registerImageStatus } from './status.ts';
 
@@ -26,6 +28,18 @@ export function registerImage(program: Command): void {
     registerImageChanges,
     registerImageFinish,
     registerImageCancel,
+    (parent: Command) =>
+      registerPortCommands(parent, {
+        command: 'sandcast image port',
+        argument: '<target>',
+        noun: 'setup sandbox',
+        argumentHelp: 'an environment (its running setup session) or a setup session id',
+        resolve: async (client, target) => {
+          const { session } = await resolveSessionTarget(client, target);
+          return { id: session.id, label: `setup session ${session.id}` };
+        },
+        calls: (client) => client.customImages.ports,
+      }),
     registerImageRollback,
     registerImageDisable,
     registerImageRelink,

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
+import { registerPortCommands } from '../port/port-commands.ts';
 import { registerSandboxCreate } from './create.ts';
 import { registerSandboxExec } from './exec.ts';
 import { registerSandboxList } from './list.ts';
-import { registerSandboxPort } from './port/index.ts';
 import { registerSandboxRm } from './rm.ts';
 import { registerSandboxShow } from './show.ts';
 
@@ -13,7 +13,15 @@ export function registerSandbox(program: Command): void {
     registerSandboxCreate,
     registerSandboxShow,
     registerSandboxExec,
-    registerSandboxPort,
+    (parent: Command) =>
+      registerPortCommands(parent, {
+        command: 'sandcast sandbox port',
+        argument: '<id>',
+        noun: 'sandbox',
+        argumentHelp: 'the sandbox id',
+        resolve: async (_client, id) => ({ id, label: id }),
+        calls: (client) => client.sandboxes.ports,
+      }),
     registerSandboxRm,
   ])
     register(sandbox);

@@ -43,6 +43,8 @@ export interface SetupSessionsDeps {
   broker?: ConnectionBroker | undefined;
   /** Output an exec JSON answer keeps per stream; default the provider SDK's (4 MiB). */
   execOutputMaxBytes?: number | undefined;
+  /** Closes the ports the session's sandbox serves as URLs, and cuts their connections. */
+  closePorts?: ((sessionId: string) => Promise<void>) | undefined;
 }
 
 export type SetupSessionsService = ReturnType<typeof createSetupSessionsService>;
@@ -68,9 +70,20 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
       status: session.status,
     });
 
+  /** Its URLs stop answering and their connections end: from the moment the session stops running. */
+  const closePorts = async (sessionId: string) => {
+    try {
+      await deps.closePorts?.(sessionId);
+    } catch (error) {
+      // The forwarder checks the session's status on every request, so nothing answers anyway.
+      log.warn({ err: error, sessionId }, "closing a setup session's ports failed");
+    }
+  };
+
   /** Releases the setup sandbox. Best effort: the reconciler retries what fails here. */
   const teardown = async (session: SetupSession) => {
     payloads.delete(session.id);
+    await closePorts(session.id);
     if (!session.providerLeaseId) return;
     try {
       await withTimeout(providerOf(session).cancelInteractiveSetup(session.providerLeaseId), TEARDOWN_TIMEOUT_MS, 'setup sandbox teardown');
@@ -286,6 +299,8 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
 
       const capturing = await store.repos.setupSessions.transition(sessionId, 'capturing', {}, { unexpiredAt: clock.now() });
       if (!capturing) throw wrongStatus(await requireSession(sessionId), 'only a running, unexpired setup can be finished');
+      // Nothing reaches the sandbox while it is captured.
+      await closePorts(sessionId);
       // Every outcome closes the same way: the setup sandbox goes, its terminals are told.
       const close = async (ended: SetupSession) => {
         await teardown({ ...ended, providerLeaseId: ended.providerLeaseId ?? session.providerLeaseId });

@@ -190,4 +190,40 @@ describe('Custom image panel: states between clicks', () => {
     fireEvent.click(within(await screen.findByRole('alertdialog')).getByRole('button', { name: 'Cancel setup' }));
     await waitFor(() => expect(api.calls.some((c) => c.path.endsWith('/cancel'))).toBe(true));
   });
+
+  it('a running setup lists the ports of its sandbox with their URLs, and opens one', async () => {
+    const port = {
+      sessionId: 'sess_1',
+      port: 8080,
+      visibility: 'private',
+      baseUrl: 'http://8080-sess-1.sandboxes.localhost:7420/',
+      createdAt: '2026-11-30T18:00:00.000Z',
+    };
+    let open: (typeof port)[] = [];
+    const api = renderPanel({
+      [OVERVIEW]: { body: overview({ activeSession: session() }) },
+      [SESSION]: { body: { session: session(), connectionPayload: null } },
+      [CHANGES]: changed([]),
+      'GET /api/environment-custom-image-setup-sessions/sess_1/ports': () => ({ body: { ports: open } }),
+      'POST /api/environment-custom-image-setup-sessions/sess_1/ports': () => {
+        open = [port];
+        return { status: 201, body: port };
+      },
+    });
+    const ports = await screen.findByTestId('open-ports');
+    expect(await within(ports).findByText(/No open ports/)).toBeTruthy();
+    expect(within(ports).getByText(/Every port closes when the session ends/)).toBeTruthy();
+    fireEvent.change(within(ports).getByLabelText('Port to open in sess_1'), { target: { value: '8080' } });
+    fireEvent.click(within(ports).getByRole('button', { name: 'Open port' }));
+    expect(await within(ports).findByText(port.baseUrl)).toBeTruthy();
+    expect(api.calls.find((c) => c.method === 'POST' && c.path.endsWith('/ports'))?.body).toEqual({ port: 8080 });
+  });
+
+  it('a setup that is not running (starting) offers no ports', async () => {
+    renderPanel({
+      [OVERVIEW]: { body: overview({ activeSession: session({ status: 'starting', providerLeaseId: null }) }) },
+    });
+    expect(await screen.findByText(/Starting the setup sandbox/)).toBeTruthy();
+    expect(screen.queryByTestId('open-ports')).toBeNull();
+  });
 });

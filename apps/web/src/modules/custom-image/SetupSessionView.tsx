@@ -7,6 +7,7 @@ import { queryKeys } from '../../api/query-keys.ts';
 import { Button } from '../../components/Button.tsx';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { CopyableCode } from '../../components/CopyButton.tsx';
+import { OpenPorts } from '../../components/OpenPorts.tsx';
 import { Spinner } from '../../components/States.tsx';
 import { Elapsed } from '../../components/time.tsx';
 import { BrowserTerminal } from '../terminal/BrowserTerminal.tsx';
@@ -124,6 +125,14 @@ export function SetupSessionView({
       {running && payload?.type === 'ssh' ? <SshFallback payload={payload} /> : null}
       {/* During the capture the list stays as it was last seen; it cannot change any more. */}
       {running || capturing ? <CaptureReview sessionId={session.id} enabled={running && !capturing} /> : null}
+      {running && !capturing ? (
+        <OpenPorts
+          api={client.customImages.ports}
+          ownerId={session.id}
+          queryKey={queryKeys.setupPorts(session.id)}
+          hint="Serve a server running in the setup sandbox as a URL to try it before capturing. Every port closes when the session ends or Finished begins the capture."
+        />
+      ) : null}
       <div className="flex flex-wrap items-center gap-2">
         <Button
           variant="primary"

@@ -10,9 +10,9 @@ import { queryKeys } from '../../api/query-keys.ts';
 import { Button } from '../../components/Button.tsx';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { CopyableId } from '../../components/CopyButton.tsx';
+import { OpenPorts } from '../../components/OpenPorts.tsx';
 import { Time } from '../../components/time.tsx';
 import { CommandRunner } from './CommandRunner.tsx';
-import { SandboxPorts } from './SandboxPorts.tsx';
 import { ObservedBadge, SandboxStateLine } from './SandboxState.tsx';
 
 /** Start once it is (asked to be) stopped, Stop otherwise; nothing for a failed or deleted one. */
@@ -104,7 +104,9 @@ export function SandboxCard({ sandbox, environmentName }: { sandbox: SandboxBody
         {sandbox.failureReason ? <p className="text-sm text-red-300">{sandbox.failureReason}</p> : null}
         <CommandRunner target={{ kind: 'sandbox', id: sandbox.id }} ready={sandbox.status === 'running'} />
       </div>
-      {sandbox.status === 'running' ? <SandboxPorts sandboxId={sandbox.id} /> : null}
+      {sandbox.status === 'running' ? (
+        <OpenPorts api={client.sandboxes.ports} ownerId={sandbox.id} queryKey={queryKeys.sandboxPorts(sandbox.id)} />
+      ) : null}
       <ConfirmDialog
         open={confirmDelete}
         onOpenChange={setConfirmDelete}

@@ -1,38 +1,56 @@
-import type { SandboxPort } from '@sandcast/contracts';
+import type { OpenPort, OpenPortBody, PortUrl } from '@sandcast/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link2, X } from 'lucide-react';
-import { type FormEvent, useId, useState } from 'react';
+import { type FormEvent, type ReactNode, useId, useState } from 'react';
 import { toast } from 'sonner';
-import { useClient } from '../../api/client-context.tsx';
-import { errorMessage } from '../../api/errors.ts';
-import { Button } from '../../components/Button.tsx';
-import { CopyableCode } from '../../components/CopyButton.tsx';
-import { ErrorState } from '../../components/States.tsx';
+import { errorMessage } from '../api/errors.ts';
+import { Button } from './Button.tsx';
+import { CopyableCode } from './CopyButton.tsx';
+import { ErrorState } from './States.tsx';
 
-const portsKey = (sandboxId: string) => ['sandboxes', sandboxId, 'ports'] as const;
+/** The client's port calls of one kind of owner (`client.sandboxes.ports`, `client.customImages.ports`). */
+export interface PortsApi {
+  list(ownerId: string): Promise<OpenPort[]>;
+  open(ownerId: string, body: OpenPortBody): Promise<unknown>;
+  url(ownerId: string, port: number): Promise<PortUrl>;
+  close(ownerId: string, port: number): Promise<unknown>;
+}
 
-/** A running sandbox's open ports with their URLs: open one, copy its link (with a token when private), close it. */
-export function SandboxPorts({ sandboxId }: { sandboxId: string }) {
-  const client = useClient();
+/**
+ * The open ports of a sandbox or a setup session's sandbox, with their URLs: open one, copy its
+ * address or a link with a token (private ports), close it.
+ */
+export function OpenPorts({
+  api,
+  ownerId,
+  queryKey,
+  hint,
+}: {
+  api: PortsApi;
+  ownerId: string;
+  queryKey: readonly unknown[];
+  /** A line under the heading, e.g. when the ports close. */
+  hint?: ReactNode;
+}) {
   const queryClient = useQueryClient();
   const inputId = useId();
   const [port, setPort] = useState('');
-  const ports = useQuery({ queryKey: portsKey(sandboxId), queryFn: () => client.sandboxes.ports.list(sandboxId) });
-  const refresh = () => queryClient.invalidateQueries({ queryKey: portsKey(sandboxId) });
+  const ports = useQuery({ queryKey, queryFn: () => api.list(ownerId) });
+  const refresh = () => queryClient.invalidateQueries({ queryKey });
   const open = useMutation({
-    mutationFn: (value: number) => client.sandboxes.ports.open(sandboxId, { port: value }),
+    mutationFn: (value: number) => api.open(ownerId, { port: value }),
     onSuccess: () => setPort(''),
     onError: (error) => toast.error('The port was not opened', { description: errorMessage(error) }),
     onSettled: refresh,
   });
   const close = useMutation({
-    mutationFn: (value: number) => client.sandboxes.ports.close(sandboxId, value),
+    mutationFn: (value: number) => api.close(ownerId, value),
     onError: (error) => toast.error('The port was not closed', { description: errorMessage(error) }),
     onSettled: refresh,
   });
-  const copyLink = async (entry: SandboxPort) => {
+  const copyLink = async (entry: OpenPort) => {
     try {
-      const { url } = await client.sandboxes.ports.url(sandboxId, entry.port);
+      const { url } = await api.url(ownerId, entry.port);
       await navigator.clipboard.writeText(url);
       toast.success(`Link to port ${entry.port} copied`, {
         description: 'It carries a token valid for an hour; open it once in a browser.',
@@ -48,8 +66,9 @@ export function SandboxPorts({ sandboxId }: { sandboxId: string }) {
     else toast.error('A port is a whole number from 1 to 65535');
   };
   return (
-    <div className="space-y-2" data-testid="sandbox-ports">
+    <div className="space-y-2" data-testid="open-ports">
       <h3 className="text-sm font-medium text-zinc-100">Ports</h3>
+      {hint ? <p className="text-xs text-zinc-400">{hint}</p> : null}
       {ports.isError ? <ErrorState error={ports.error} onRetry={() => ports.refetch()} /> : null}
       {ports.data && ports.data.length > 0 ? (
         <ul className="space-y-1.5">
@@ -81,7 +100,7 @@ export function SandboxPorts({ sandboxId }: { sandboxId: string }) {
       ) : null}
       <form onSubmit={submit} className="flex items-center gap-2">
         <label htmlFor={inputId} className="sr-only">
-          Port to open in {sandboxId}
+          Port to open in {ownerId}
         </label>
         <input
           id={inputId}
