@@ -106,7 +106,10 @@ export function PolicyEditor({
       ) : catalog.error ? (
         <ErrorState error={catalog.error} onRetry={catalog.refetch} title="Could not load the environments to bind" />
       ) : catalog.environments.length === 0 ? (
-        <EmptyState message="No environments yet — a binding pins an environment revision. Create an environment first." />
+        <>
+          <EmptyState message="No environments yet — a binding pins an environment revision. Create an environment first." />
+          <FieldError id={`${id}-bindings-error`} testId="sandboxPolicy.bindings" message={errors.bindings} />
+        </>
       ) : (
         <div className="space-y-3">
           <h3 className="text-sm font-medium text-zinc-100">{draft.mode === 'fixed' ? 'Sandbox' : 'Bindings'}</h3>
