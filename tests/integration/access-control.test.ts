@@ -86,6 +86,54 @@ describe('access control: authenticated mode', () => {
     expect(res.status).toBe(401);
   });
 
+  it("an agent key stops and starts only its own sandboxes and sessions; another key's session is 404", async () => {
+    const client = t.clientWithKey(admin);
+    await enableEnvironments(client);
+    const env = await client.environments.create({ name: 'agent-lifecycle', provider: 'fake', config: {} });
+    const sandbox = await client.sandboxes.create({ environmentId: env.id });
+    const post = (url: string, key: string) =>
+      t.fetch(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
+    const refused = await post(`/api/sandboxes/${sandbox.id}/stop`, agent);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ error: { code: 'forbidden' } });
+
+    // Sessions come from the sessions module; here one is written as it would write it.
+    const repos = t.server.store.repos;
+    const agentKeyId = (await client.keys.list()).find((k) => k.name === 'an agent')!.id;
+    const owner = await repos.agents.insert({
+      name: 'lifecycle-agent',
+      displayName: null,
+      description: null,
+      sandboxPolicy: { mode: 'none', default: null, bindings: {} },
+      capabilities: [],
+    });
+    const session = async (keyId: string) => {
+      const created = await repos.sessions.insert({
+        agentId: owner.id,
+        agentVersionId: owner.currentVersion.id,
+        bindingName: null,
+        createdByRole: 'agent',
+        createdByKeyId: keyId,
+      });
+      await repos.sessions.setPrimarySandbox(created.id, sandbox.id);
+      return created;
+    };
+    const others = await session('key_someone_else');
+    const missing = await post(`/api/sessions/${others.id}/sandbox/stop`, agent);
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ error: { code: 'not_found' } });
+    expect((await client.sandboxes.get(sandbox.id)).status).toBe('running');
+
+    const own = await session(agentKeyId);
+    const stopped = await post(`/api/sessions/${own.id}/sandbox/stop`, agent);
+    expect(stopped.status).toBe(200);
+    expect(stopped.body).toMatchObject({ id: sandbox.id, desiredStatus: 'stopped', status: 'stopped' });
+    const started = await post(`/api/sessions/${own.id}/sandbox/start`, agent);
+    expect(started.body).toMatchObject({ id: sandbox.id, status: 'running' });
+    // The admin reaches any sandbox directly.
+    expect((await client.sandboxes.stop(sandbox.id)).status).toBe('stopped');
+  });
+
   it('health stays public', async () => {
     const res = await t.fetch('/api/health');
     expect(res.status).toBe(200);

@@ -129,6 +129,11 @@ describe('sandcast image and sandbox commands against a running server (fake pro
     const shown = await sandcast(['sandbox', 'show', sandbox.id], env);
     expect(shown.stdout).toContain(`booted from: image ${first.id}`);
     expect((await sandcast(['sandbox', 'list'], env)).stdout).toMatch(new RegExp(`${sandbox.id}\\s+\\S+\\s+img\\s+image ${first.id}`));
+    // Stopped, it refuses commands; started again, it has its files.
+    expect((await sandcast(['sandbox', 'stop', sandbox.id], env)).stdout).toContain(`stopped sandbox ${sandbox.id} (stopped)`);
+    expect((await sandcast(['sandbox', 'exec', sandbox.id, '--', 'true'], env)).code).not.toBe(0);
+    expect((await sandcast(['sandbox', 'start', sandbox.id], env)).stdout).toContain(`started sandbox ${sandbox.id} (running)`);
+    expect((await sandcast(['sandbox', 'exec', sandbox.id, '--', 'cat', 'one.txt'], env)).stdout).toBe(cat.stdout);
     expect((await sandcast(['sandbox', 'rm', sandbox.id], env)).stdout).toContain(`deleted sandbox ${sandbox.id}`);
 
     // Refresh: a second session starts from the active image.

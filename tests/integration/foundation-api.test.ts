@@ -36,6 +36,7 @@ for (const database of testDatabases()) {
       expect(await t.client.settings.get()).toEqual({
         experimental: { enableEnvironments: false, enableSandboxDuplexBridge: false },
         security: { allowHostNetwork: false, allowPublicPorts: false },
+        sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'] },
       });
       await t.client.settings.update({ experimental: { enableSandboxDuplexBridge: true } });
       await t.client.settings.update({ experimental: { enableSandboxDuplexBridge: false } });

@@ -23,6 +23,7 @@ import { registerHealthRoutes } from './http/routes/health.routes.ts';
 import { registerKeyRoutes } from './http/routes/keys.routes.ts';
 import { registerMetricsRoutes, registerRequestTiming } from './http/routes/metrics.routes.ts';
 import { registerPortRoutes } from './http/routes/ports.routes.ts';
+import { registerSandboxLifecycleRoutes } from './http/routes/sandbox-lifecycle.routes.ts';
 import { registerSandboxRoutes } from './http/routes/sandboxes.routes.ts';
 import { registerSettingsRoutes } from './http/routes/settings.routes.ts';
 import { registerTargetRoutes } from './http/routes/targets.routes.ts';
@@ -40,6 +41,7 @@ import { createSetupSessionsService } from './services/custom-images/setup-sessi
 import { createEnvironmentContextLoader } from './services/environment-context.ts';
 import { createEnvironmentsService } from './services/environments.service.ts';
 import { createPortsService } from './services/ports.service.ts';
+import { createSandboxLifecycle } from './services/sandbox-lifecycle.ts';
 import { createSandboxesService } from './services/sandboxes.service.ts';
 import type { SecretBox } from './services/secrets.ts';
 import { createSettingsService } from './services/settings.service.ts';
@@ -143,6 +145,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   });
   registerCustomImageRoutes(app, { ...services, runningExecs });
   registerSandboxRoutes(app, { ...services, runningExecs });
+  registerSandboxLifecycleRoutes(app, services);
   registerPortRoutes(app, services);
   registerBaseImageRoutes(app, services);
   registerTerminalRoutes(app, { ...services, authTimeoutMs: deps.config.terminalAuthTimeoutMs });
@@ -225,6 +228,13 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
   });
   const terminalTokens = createTerminalTokensService({ store, setupSessions, clock: deps.clock });
   const apiKeys = createApiKeysService({ store });
+  const sandboxLifecycle = createSandboxLifecycle({
+    store,
+    providers,
+    log,
+    clock: deps.clock,
+    closePorts: (sandboxId) => ports.closeAllOf({ kind: 'sandbox', id: sandboxId }),
+  });
   return {
     listening,
     portHosts,
@@ -253,9 +263,11 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
       providers,
       loadEnvironment,
       log,
+      lifecycle: sandboxLifecycle,
       execOutputMaxBytes: deps.config.execOutputMaxBytes,
-      closePorts: (sandboxId) => ports.closeAllOf({ kind: 'sandbox', id: sandboxId }),
+      clock: deps.clock,
     }),
+    sandboxLifecycle,
     baseImages: createBaseImagesService({
       store,
       providers,

@@ -4,5 +4,7 @@ export type { Clock } from './clock.ts';
 export { createMovableClock } from './clock.ts';
 export type { ServerConfig } from './config.ts';
 export { loadConfig } from './config.ts';
+export type { Reconciler } from './reconcilers/reconciler.ts';
+export { createReconciler } from './reconcilers/reconciler.ts';
 export type { RunningServer } from './server.ts';
 export { startServer } from './server.ts';

@@ -93,8 +93,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       store,
       providers,
       setupSessions: services.setupSessions,
+      lifecycle: services.sandboxLifecycle,
       log: app.log,
       intervalMs: config.reconcileIntervalMs,
+      clock: options.clock,
       metrics,
     });
     await reconciler.start();

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { SandcastClient } from '@sandcast/client';
 import type { DeploymentMode } from '@sandcast/core';
+import type { Store } from '@sandcast/db';
 import type { TestDatabase } from '@sandcast/db/testing';
 import type { SandboxProvider } from '@sandcast/provider-sdk';
 import { type Clock, loadConfig, type RunningServer, startServer } from '@sandcast/server';
@@ -31,6 +32,8 @@ export async function startTestServer(options: {
   env?: Record<string, string>;
   beforeListen?: (app: FastifyInstance) => void;
   clock?: Clock;
+  /** An open store on `database` to use instead of a fresh database (servers sharing one); the server closes it. */
+  store?: Store;
 }): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-it-'));
   const logs: string[] = [];
@@ -52,7 +55,7 @@ export async function startTestServer(options: {
     ...options.env,
   });
   const server = await startServer(config, {
-    store: await options.database.open(),
+    store: options.store ?? (await options.database.open()),
     providers: typeof options.providers === 'function' ? options.providers(dataDir) : options.providers,
     logStream,
     beforeListen: options.beforeListen,

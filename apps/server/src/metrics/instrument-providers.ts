@@ -13,6 +13,8 @@ const OPERATIONS = new Set<string>([
   'exportWorkspace',
   'importWorkspace',
   'destroy',
+  'stop',
+  'start',
   'listInstances',
   'startInteractiveSetup',
   'getInteractiveSetup',

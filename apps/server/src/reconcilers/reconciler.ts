@@ -1,39 +1,83 @@
+import { randomUUID } from 'node:crypto';
 import { isActiveSetupSession } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import type { ManagedInstance, SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
+import { type Clock, systemClock } from '../clock.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import type { SetupSessionsService } from '../services/custom-images/setup-sessions.service.ts';
-import { withTimeout } from '../with-timeout.ts';
+import type { SandboxLifecycle } from '../services/sandbox-lifecycle.ts';
+import { PROVIDER_CALL_TIMEOUT_MS, withTimeout } from '../with-timeout.ts';
 
-/** How long one provider call of a pass may take before the pass moves on (a wedged engine must not stall it). */
-const PROVIDER_CALL_TIMEOUT_MS = 30_000;
+/** The lease the reconciling server holds; one per database. */
+const RECONCILER_LEASE = 'reconciler';
+
+/** Sandboxes stepped at once in a pass (each step makes at most one provider call, with its timeout). */
+const SANDBOX_CONCURRENCY = 8;
+
+interface PassResult {
+  /** Whether this server held the lease and so did the pass (false: another server reconciles). */
+  leader: boolean;
+  /** Setup sessions timed out. */
+  expired: number;
+  /** Provider resources removed that nothing owns. */
+  removed: number;
+  /** Sandboxes a step moved toward their desired state. */
+  stepped: number;
+}
 
 export interface Reconciler {
   /** Recovers what a crash left, runs one pass, then repeats every interval. */
   start(): Promise<void>;
-  /** One pass: expire setup sessions, then remove provider resources nothing owns. */
-  runOnce(): Promise<{ expired: number; removed: number }>;
+  /** One pass, if this server holds the lease: expire setup sessions, remove what nothing owns, step every sandbox. */
+  runOnce(): Promise<PassResult>;
+  /** Stops the timer, waits for a pass in flight and gives the lease up. */
   stop(): Promise<void>;
 }
 
 /**
  * Moves the world toward what the database says: setup sessions past their expiry are timed out
  * and torn down; provider resources labelled as Sandcast's whose sandbox or setup session is gone
- * or finished are removed. Only what a provider lists as its own is ever touched.
+ * or finished are removed (only what a provider lists as its own is ever touched); every sandbox
+ * not deleted takes one step toward its desired state (the idle policy applied). Only the server
+ * holding the `reconciler` lease does any of it: the lease is taken or renewed at the start of
+ * each pass, and a server whose lease ran out stops calling providers until it holds it again.
  */
 export function createReconciler(deps: {
   store: Store;
   providers: ProviderRegistry;
   setupSessions: SetupSessionsService;
+  lifecycle: SandboxLifecycle;
   log: FastifyBaseLogger;
   intervalMs: number;
+  /** How long a taken lease lasts unless renewed; default three intervals, at least 30 s. */
+  leaseTtlMs?: number | undefined;
+  /** Default the system clock; lease expiry and the idle policy read it. */
+  clock?: Clock | undefined;
+  /** False only in tests that show what the lease prevents: every pass reconciles. */
+  leaderLease?: boolean | undefined;
   /** Counts and times every pass. */
   metrics?: Pick<Metrics, 'reconcilerPasses' | 'reconcilerPassDuration'> | undefined;
 }): Reconciler {
+  const clock = deps.clock ?? systemClock;
+  const holder = randomUUID();
+  const leaseTtlMs = deps.leaseTtlMs ?? Math.max(3 * deps.intervalMs, 30_000);
+  /** Until when (this server's clock) the lease is ours; a renewal moves it. */
+  let heldUntil = 0;
   let timer: NodeJS.Timeout | null = null;
-  let running: Promise<{ expired: number; removed: number }> | null = null;
+  let running: Promise<PassResult> | null = null;
+
+  /** Takes or renews the lease. The deadline counts from before the statement, so it never overstates. */
+  const holdLease = async (): Promise<boolean> => {
+    if (deps.leaderLease === false) return true;
+    const now = clock.now();
+    const held = await deps.store.repos.leaderLeases.acquire(RECONCILER_LEASE, holder, leaseTtlMs, now);
+    heldUntil = held ? now.getTime() + leaseTtlMs : 0;
+    return held;
+  };
+  // A margin for the provider call that starts right before the lease runs out.
+  const stillLeader = () => deps.leaderLease === false || clock.now().getTime() < heldUntil - Math.min(5_000, leaseTtlMs / 4);
 
   /** Whether the database still wants this provider resource. */
   const owned = async (instance: ManagedInstance): Promise<boolean> => {
@@ -100,16 +144,37 @@ export function createReconciler(deps: {
     return removed;
   };
 
-  const pass = async () => {
+  /** One step for every sandbox not deleted, a few at a time; a failing sandbox never stops the others. */
+  const stepSandboxes = async (): Promise<number> => {
+    const queue = (await deps.store.repos.sandboxes.list()).map((s) => s.id);
+    let stepped = 0;
+    const worker = async () => {
+      for (let id = queue.shift(); id !== undefined && stillLeader(); id = queue.shift()) {
+        try {
+          const outcome = await deps.lifecycle.step(id, { idlePolicy: true, mayCallProvider: stillLeader });
+          if (outcome === 'stepped') stepped++;
+        } catch (error) {
+          deps.log.warn({ err: error, sandboxId: id }, 'a sandbox step failed; the next pass retries it');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: SANDBOX_CONCURRENCY }, worker));
+    return stepped;
+  };
+
+  const pass = async (): Promise<PassResult> => {
+    if (!(await holdLease())) return { leader: false, expired: 0, removed: 0, stepped: 0 };
     const expired = await deps.setupSessions.sweepExpired();
     let removed = 0;
     for (const { provider } of deps.providers.list()) {
+      if (!stillLeader()) break;
       removed += await collect(provider).catch((error: unknown) => {
         deps.log.warn({ err: error, provider: provider.id }, 'garbage collection pass failed');
         return 0;
       });
     }
-    return { expired, removed };
+    const stepped = await stepSandboxes();
+    return { leader: true, expired, removed, stepped };
   };
 
   const measuredPass = async () => {
@@ -148,6 +213,9 @@ export function createReconciler(deps: {
       if (timer) clearInterval(timer);
       timer = null;
       await running?.catch(() => undefined);
+      // Another server takes over at its next pass instead of waiting for the lease to expire.
+      if (heldUntil > 0) await deps.store.repos.leaderLeases.release(RECONCILER_LEASE, holder).catch(() => undefined);
+      heldUntil = 0;
     },
   };
 }

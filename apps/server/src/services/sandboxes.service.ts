@@ -1,13 +1,15 @@
 import type { ExecBody, ProbeAnswer } from '@sandcast/contracts';
-import { InvalidTransition, type Principal, type Sandbox, SandcastError } from '@sandcast/core';
+import { type Principal, type Sandbox, type SandboxDesiredStatus, SandcastError } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import { type ExecProcess, type ExecResult, isProviderError, type SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
+import { type Clock, systemClock } from '../clock.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import { recordActivity } from './activity.service.ts';
 import { imageMatches } from './custom-images/image-link.ts';
 import { templateRefOf } from './custom-images/template-ref.ts';
 import { type EnvironmentContextLoader, requireBootable, requireRegisteredProvider } from './environment-context.ts';
+import type { SandboxLifecycle } from './sandbox-lifecycle.ts';
 
 export type SandboxesService = ReturnType<typeof createSandboxesService>;
 
@@ -27,12 +29,15 @@ export function createSandboxesService(deps: {
   providers: ProviderRegistry;
   loadEnvironment: EnvironmentContextLoader;
   log: FastifyBaseLogger;
+  /** Moves sandboxes toward their desired state (the reconciler's converge, shared). */
+  lifecycle: SandboxLifecycle;
   /** Output an exec JSON answer keeps per stream; default the provider SDK's (4 MiB). */
   execOutputMaxBytes?: number | undefined;
-  /** Closes the sandbox's ports and cuts their forwarded connections (it is being deleted). */
-  closePorts?: ((sandboxId: string) => Promise<void>) | undefined;
+  /** The time source of the last activity (the idle policy counts from it). */
+  clock?: Clock | undefined;
 }) {
-  const { store } = deps;
+  const { store, lifecycle } = deps;
+  const clock = deps.clock ?? systemClock;
 
   const requireSandbox = async (id: string): Promise<Sandbox> => {
     const sandbox = await store.repos.sandboxes.get(id);
@@ -43,16 +48,18 @@ export function createSandboxesService(deps: {
   const providerOf = (sandbox: Sandbox) => requireRegisteredProvider(deps.providers, sandbox.provider).provider;
 
   /** The compute vanished: say so on the record, and tell the caller in words. */
-  const markLost = async (sandbox: Sandbox) => {
-    await store.repos.sandboxes
-      .update(sandbox.id, { status: 'lost', failureReason: 'the provider no longer has this sandbox' })
-      .catch((error: unknown) => {
-        // Another request found it gone first (or deleted it): the record already says so.
-        if (!(error instanceof InvalidTransition)) throw error;
-      });
+  const markLost = async (sandbox: Sandbox, reason: string) => {
+    await lifecycle.lost(sandbox, reason);
     return new SandcastError('conflict', `sandbox ${sandbox.id} was lost by its provider; delete it and create a new one`, {
       status: 'lost',
     });
+  };
+
+  /** Agents act only on sandboxes created with their own key. */
+  const requireUser = (sandbox: Sandbox, actor: Principal, what: string) => {
+    if (actor.role !== 'admin' && (actor.keyId === null || sandbox.createdByKeyId !== actor.keyId)) {
+      throw new SandcastError('forbidden', `an agent key can ${what} only sandboxes it created`);
+    }
   };
 
   const inRunningSandbox = async <T>(
@@ -61,20 +68,57 @@ export function createSandboxesService(deps: {
     run: (provider: SandboxProvider, instanceId: string) => Promise<T>,
   ): Promise<T> => {
     const sandbox = await requireSandbox(id);
-    if (actor.role !== 'admin' && (actor.keyId === null || sandbox.createdByKeyId !== actor.keyId)) {
-      throw new SandcastError('forbidden', 'an agent key can run commands only in sandboxes it created');
-    }
+    requireUser(sandbox, actor, 'run commands in');
     if (sandbox.status !== 'running' || !sandbox.providerInstanceId) {
-      throw new SandcastError('conflict', `sandbox ${id} is ${sandbox.status}; commands run only in a running sandbox`, {
+      const next = sandbox.status === 'stopped' ? '; start it first' : '';
+      throw new SandcastError('conflict', `sandbox ${id} is ${sandbox.status}; commands run only in a running sandbox${next}`, {
         status: sandbox.status,
       });
     }
+    // An operation through Sandcast is activity: the idle policy counts from the last one.
+    await store.repos.sandboxes.touch(sandbox.id, clock.now());
     try {
       return await run(providerOf(sandbox), sandbox.providerInstanceId);
     } catch (error) {
-      if (isProviderError(error) && error.code === 'not_found') throw await markLost(sandbox);
+      if (isProviderError(error) && error.code === 'not_found') throw await markLost(sandbox, error.message);
+      // Stopped or broken behind our back: the record learns which before the caller hears of it.
+      if (isProviderError(error) && error.code === 'not_running') await lifecycle.refresh(sandbox).catch(() => undefined);
       throw error;
     }
+  };
+
+  /**
+   * Sets what the sandbox should be (compare-and-set on its generation), then converges right
+   * away, one provider step at a time, through the reconciler's own step.
+   */
+  const setDesired = async (sandbox: Sandbox, desired: SandboxDesiredStatus, actor: Principal): Promise<Sandbox> => {
+    if (desired !== 'deleted') {
+      if (!lifecycle.supportsStopStart(providerOf(sandbox))) {
+        throw new SandcastError(
+          'capability_unsupported',
+          `the ${sandbox.provider} provider cannot stop and start sandboxes; delete it instead`,
+        );
+      }
+      if (sandbox.status === 'lost' || sandbox.status === 'failed') {
+        throw new SandcastError('conflict', `sandbox ${sandbox.id} is ${sandbox.status}; delete it and create a new one`, {
+          status: sandbox.status,
+        });
+      }
+    }
+    const patch = desired === 'ready' ? { desiredStatus: desired, lastActivityAt: clock.now() } : { desiredStatus: desired };
+    const asked = await store.repos.sandboxes.update(sandbox.id, patch, { generation: sandbox.generation });
+    if (!asked) throw new SandcastError('conflict', `sandbox ${sandbox.id} changed while this request ran; read it and try again`);
+    return (await lifecycle.converge(sandbox.id, { actor }))!;
+  };
+
+  const requireSessionSandbox = async (sessionId: string, actor: Principal): Promise<Sandbox> => {
+    const session = await store.repos.sessions.get(sessionId);
+    // Another key's session does not exist as far as an agent can tell.
+    if (!session || (actor.role !== 'admin' && (actor.keyId === null || session.createdByKeyId !== actor.keyId))) {
+      throw new SandcastError('not_found', `no session with id ${sessionId}`);
+    }
+    if (!session.primarySandboxId) throw new SandcastError('conflict', `session ${sessionId} has no sandbox yet; wait for it to start`);
+    return requireSandbox(session.primarySandboxId);
   };
 
   const create = async (environmentId: string, actor: Principal, options: { countAsUse: boolean; activity: boolean }) => {
@@ -88,6 +132,8 @@ export function createSandboxesService(deps: {
         environmentRevisionId: ctx.environment.currentRevision.id,
         imageId: image?.id ?? null,
         provider: ctx.environment.provider,
+        // Pinned: the idle policy and the rest of the spec follow the revision it booted from.
+        spec: ctx.environment.spec,
         createdByRole: actor.role,
         createdByKeyId: actor.keyId,
       });
@@ -124,15 +170,6 @@ export function createSandboxesService(deps: {
     }
   };
 
-  const destroy = async (sandbox: Sandbox) => {
-    await store.repos.sandboxes.update(sandbox.id, { desiredStatus: 'deleted' });
-    // Its URLs stop answering now, before the compute is gone.
-    if (deps.closePorts) await deps.closePorts(sandbox.id);
-    else await store.repos.sandboxPorts.deleteAll(sandbox.id);
-    if (sandbox.providerInstanceId) await providerOf(sandbox).destroy(sandbox.providerInstanceId);
-    return (await store.repos.sandboxes.update(sandbox.id, { status: 'deleted' }))!;
-  };
-
   return {
     create: (input: { environmentId: string }, actor: Principal) =>
       create(input.environmentId, actor, { countAsUse: true, activity: true }),
@@ -140,37 +177,32 @@ export function createSandboxesService(deps: {
     list: () => store.repos.sandboxes.list(),
 
     /** Reads the sandbox, checking with the provider that its compute still exists. */
-    async get(id: string): Promise<Sandbox> {
-      const sandbox = await requireSandbox(id);
-      if (sandbox.status !== 'running' || !sandbox.providerInstanceId) return sandbox;
-      const info = await providerOf(sandbox).inspect(sandbox.providerInstanceId);
-      if (info.status === 'missing') {
-        await markLost(sandbox);
-        return requireSandbox(id);
-      }
-      if (info.status === 'failed' || info.status === 'stopped') {
-        // The provider stopped it (a disk limit passed, its init died): the record says so and why.
-        const reason = info.detail ?? `the provider reports the sandbox ${info.status}`;
-        await store.repos.sandboxes.update(sandbox.id, { status: 'failed', failureReason: reason }).catch((error: unknown) => {
-          if (!(error instanceof InvalidTransition)) throw error;
-        });
-        return requireSandbox(id);
-      }
-      return sandbox;
+    get: async (id: string): Promise<Sandbox> => lifecycle.refresh(await requireSandbox(id)),
+
+    /** Sets desired `deleted` and converges: ports closed, compute removed, record `deleted`. */
+    async delete(id: string, actor: Principal): Promise<Sandbox> {
+      return setDesired(await requireSandbox(id), 'deleted', actor);
     },
 
-    async delete(id: string, actor: Principal): Promise<Sandbox> {
+    /** Stops the compute and keeps its disk; `start` brings it back with its files. */
+    async stop(id: string, actor: Principal): Promise<Sandbox> {
       const sandbox = await requireSandbox(id);
-      const deleted = await destroy(sandbox);
-      await recordActivity(store.repos, {
-        action: 'sandbox.deleted',
-        actor,
-        subjectType: 'sandbox',
-        subjectId: id,
-        details: { environmentId: sandbox.environmentId },
-      });
-      return deleted;
+      requireUser(sandbox, actor, 'stop');
+      return setDesired(sandbox, 'stopped', actor);
     },
+
+    async start(id: string, actor: Principal): Promise<Sandbox> {
+      const sandbox = await requireSandbox(id);
+      requireUser(sandbox, actor, 'start');
+      return setDesired(sandbox, 'ready', actor);
+    },
+
+    /** The same for a session's primary sandbox; an agent key reaches only sessions it created. */
+    stopForSession: async (sessionId: string, actor: Principal): Promise<Sandbox> =>
+      setDesired(await requireSessionSandbox(sessionId, actor), 'stopped', actor),
+
+    startForSession: async (sessionId: string, actor: Principal): Promise<Sandbox> =>
+      setDesired(await requireSessionSandbox(sessionId, actor), 'ready', actor),
 
     /** Agents may run commands only in sandboxes created with their own key. */
     exec: (id: string, body: ExecBody, actor: Principal): Promise<ExecResult> =>
@@ -217,8 +249,13 @@ export function createSandboxesService(deps: {
           },
         };
       } finally {
-        if (sandbox)
-          await destroy(sandbox).catch((err: unknown) => deps.log.warn({ err }, 'probe teardown failed; the reconciler will retry'));
+        if (sandbox) {
+          const probed = sandbox;
+          await store.repos.sandboxes
+            .update(probed.id, { desiredStatus: 'deleted' })
+            .then(() => lifecycle.converge(probed.id, { actor, activity: false }))
+            .catch((err: unknown) => deps.log.warn({ err }, 'probe teardown failed; the reconciler will retry'));
+        }
         await recordActivity(store.repos, {
           action: 'environment.probed',
           actor,

@@ -118,6 +118,8 @@ export function describeProviderConformance(options: ConformanceOptions): void {
     };
 
     test('reports itself available and accepts its own test config', async () => {
+      // A capability the provider claims has its operations.
+      if (provider.capabilities.stopStart) expect([typeof provider.stop, typeof provider.start]).toEqual(['function', 'function']);
       expect(await provider.availability()).toEqual({ available: true });
       expect(provider.configSchema.safeParse(options.config).success).toBe(true);
       expect(provider.id).toMatch(/^[a-z][a-z0-9-]*$/);
@@ -225,6 +227,55 @@ export function describeProviderConformance(options: ConformanceOptions): void {
       await options.vanish?.(provider, instanceId);
       expect((await provider.inspect(instanceId)).status).toBe('missing');
       await provider.destroy(instanceId);
+    });
+
+    describe('stop and start', () => {
+      const stopStart = () => provider.capabilities.stopStart;
+
+      test('stop keeps the disk; start brings the same instance back with its files', async (requires) => {
+        requires(stopStart(), 'no stopStart capability');
+        const { sandboxId, instanceId } = await createSandbox();
+        const wrote = await provider.exec(instanceId, { command: ['sh', '-c', 'echo kept > kept.txt'] });
+        expect(wrote.exitCode).toBe(0);
+        await provider.stop!(instanceId);
+        expect((await provider.inspect(instanceId)).status).toBe('stopped');
+        await expectProviderError(provider.exec(instanceId, { command: ['true'] }), 'not_running');
+        // Stopping a stopped instance is fine; it is still listed as its sandbox's.
+        await provider.stop!(instanceId);
+        expect(await provider.listInstances()).toContainEqual({ instanceId, ownerId: sandboxId, ownerKind: 'sandbox' });
+        await provider.start!(instanceId);
+        expect((await provider.inspect(instanceId)).status).toBe('running');
+        const read = await provider.exec(instanceId, { command: ['sh', '-c', 'cat kept.txt; echo again > again.txt; cat again.txt'] });
+        expect(read).toMatchObject({ exitCode: 0, stdout: 'kept\nagain\n' });
+        // Starting a running instance is fine too.
+        await provider.start!(instanceId);
+        expect((await provider.exec(instanceId, { command: ['cat', 'kept.txt'] })).stdout).toBe('kept\n');
+      });
+
+      test('a stopped instance can be destroyed', async (requires) => {
+        requires(stopStart(), 'no stopStart capability');
+        const { instanceId } = await createSandbox();
+        await provider.stop!(instanceId);
+        await provider.destroy(instanceId);
+        expect((await provider.inspect(instanceId)).status).toBe('missing');
+        expect((await provider.listInstances()).some((i) => i.instanceId === instanceId)).toBe(false);
+      });
+
+      test('stop and start of a missing instance are not_found', async (requires) => {
+        requires(stopStart(), 'no stopStart capability');
+        const { instanceId } = await createSandbox();
+        await provider.destroy(instanceId);
+        await expectProviderError(provider.stop!(instanceId), 'not_found');
+        await expectProviderError(provider.start!(instanceId), 'not_found');
+      });
+
+      test('without the capability, stop and start are refused as unsupported', async (requires) => {
+        requires(!stopStart(), 'it offers stop and start, so there is no refusal to observe');
+        const { instanceId } = await createSandbox();
+        if (provider.stop) await expectProviderError(provider.stop(instanceId), 'unsupported');
+        if (provider.start) await expectProviderError(provider.start(instanceId), 'unsupported');
+        expect((await provider.inspect(instanceId)).status).toBe('running');
+      });
     });
 
     test('PTY: echoes input, resizes, reports exit', async () => {

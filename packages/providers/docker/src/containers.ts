@@ -221,3 +221,47 @@ export async function removeContainer(pool: EnginePool, instanceId: string): Pro
     throw toProviderError(error, { action: 'remove a sandbox container', engineUrl });
   }
 }
+
+/** How long `docker stop` lets the sandbox's processes exit on SIGTERM before it kills them. */
+const STOP_GRACE_SECONDS = 5;
+
+/**
+ * Stops the container, keeping its writable layer (`docker stop`); a stopped one is fine, a
+ * missing one is `not_found`. `start` runs it again: the same container, the same files.
+ */
+export async function stopContainer(pool: EnginePool, instanceId: string): Promise<void> {
+  const { container, engineUrl } = handleFor(pool, instanceId);
+  try {
+    await withDeadline(container.stop({ t: STOP_GRACE_SECONDS }), ENGINE_CALL_DEADLINE_MS, {
+      action: 'stop a sandbox container',
+      engineUrl,
+    });
+  } catch (error) {
+    // 304: already stopped.
+    if (statusOf(error) === 304) return;
+    throw missingOr(error, instanceId, { action: 'stop a sandbox container', engineUrl });
+  }
+}
+
+export async function startStoppedContainer(pool: EnginePool, instanceId: string): Promise<void> {
+  const { container, engineUrl } = handleFor(pool, instanceId);
+  try {
+    await withDeadline(container.start(), ENGINE_CALL_DEADLINE_MS, { action: 'start a sandbox container', engineUrl });
+  } catch (error) {
+    // 304: already running.
+    if (statusOf(error) === 304) return;
+    throw missingOr(error, instanceId, { action: 'start a sandbox container', engineUrl });
+  }
+}
+
+function missingOr(error: unknown, instanceId: string, context: { action: string; engineUrl: string }): ProviderError {
+  if (statusOf(error) === 404) {
+    return new ProviderError({
+      provider: PROVIDER_ID,
+      code: 'not_found',
+      message: `sandbox container ${instanceId.slice(0, 12)} no longer exists on the engine at ${context.engineUrl}; create a new sandbox`,
+      cause: error,
+    });
+  }
+  return toProviderError(error, context);
+}

@@ -15,7 +15,7 @@ import { CaptureGate } from './capture-gate.ts';
 import { listChanges } from './changes.ts';
 import { DOCKER_RUNTIME_KNOBS, type DockerConfig, dockerConfigSchema } from './config.ts';
 import { defaultEngineAddress, EnginePool, engineMessage, PROVIDER_ID } from './connection.ts';
-import { createContainer, handleFor, inspectContainer, removeContainer } from './containers.ts';
+import { createContainer, handleFor, inspectContainer, removeContainer, startStoppedContainer, stopContainer } from './containers.ts';
 import { createDiskWatchdog, DEFAULT_DISK_CHECK_INTERVAL_MS } from './disk-limit.ts';
 import { runExec, startExec } from './exec.ts';
 import { exportWorkspace, importWorkspace, readFile, writeFile } from './files.ts';
@@ -114,6 +114,8 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     exportWorkspace: (instanceId, path) => exportWorkspace(handle(instanceId), path),
     importWorkspace: (instanceId, tar, path) => importWorkspace(handle(instanceId), tar, path),
     destroy: (instanceId) => removeContainer(pool, instanceId),
+    stop: (instanceId) => stopContainer(pool, instanceId),
+    start: (instanceId) => startStoppedContainer(pool, instanceId),
     listInstances: () => listManagedInstances(pool, installation),
     listCapturedTemplates: () => listCapturedImages(pool, installation),
 

@@ -125,7 +125,7 @@ export async function execStartError(error: unknown, handle: ContainerHandle): P
       code: 'not_running',
       message: reason
         ? `sandbox container ${handle.instanceId.slice(0, 12)} was ${reason}`
-        : `sandbox container ${handle.instanceId.slice(0, 12)} is not running; recreate the sandbox`,
+        : `sandbox container ${handle.instanceId.slice(0, 12)} is not running; start the sandbox again, or recreate it`,
       cause: error,
     });
   }

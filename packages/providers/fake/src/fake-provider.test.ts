@@ -26,7 +26,10 @@ describeProviderConformance({
 describeProviderConformance({
   name: 'fake without capture',
   createProvider: async () =>
-    createFakeProvider({ dataDir: await newDataDir(), capabilities: { templateCapture: false, templateRefKind: null, pty: false } }),
+    createFakeProvider({
+      dataDir: await newDataDir(),
+      capabilities: { templateCapture: false, templateRefKind: null, pty: false, stopStart: false },
+    }),
   config: {},
   isolatedRoot: false,
   vanish: (provider, instanceId) => (provider as FakeProvider).vanish(instanceId),

@@ -74,6 +74,8 @@ export function createFakeProvider(options: FakeProviderOptions): FakeProvider {
     return path.join(instancesDir, instanceId);
   };
   const fsRoot = (instanceId: string) => path.join(instanceDir(instanceId), 'fs');
+  /** Present while the instance is stopped: its directory stays, its processes are gone. */
+  const stoppedMarker = (instanceId: string) => path.join(instanceDir(instanceId), 'stopped');
 
   const readMeta = async (instanceId: string): Promise<InstanceMeta> => {
     try {
@@ -81,6 +83,13 @@ export function createFakeProvider(options: FakeProviderOptions): FakeProvider {
     } catch {
       throw error('not_found', `fake instance ${instanceId} does not exist (destroyed or lost)`);
     }
+  };
+
+  /** The instance's metadata, refusing a stopped one as `not_running` (start it first). */
+  const runningMeta = async (instanceId: string): Promise<InstanceMeta> => {
+    const meta = await readMeta(instanceId);
+    if (await exists(stoppedMarker(instanceId))) throw error('not_running', `fake instance ${instanceId} is stopped; start it first`);
+    return meta;
   };
 
   const templateDir = (template: TemplateRef) => {
@@ -141,7 +150,7 @@ export function createFakeProvider(options: FakeProviderOptions): FakeProvider {
   });
 
   const startExec = async (instanceId: string, request: ExecRequest): Promise<ExecProcess> => {
-    await readMeta(instanceId);
+    await runningMeta(instanceId);
     const cwd = hostPath(fsRoot(instanceId), request.cwd ?? '/workspace');
     const processes = running.get(instanceId) ?? new Map<number, Promise<void>>();
     running.set(instanceId, processes);
@@ -176,15 +185,28 @@ export function createFakeProvider(options: FakeProviderOptions): FakeProvider {
       if (broken) return { status: 'failed', detail: broken };
       try {
         await readMeta(instanceId);
-        return { status: 'running' };
       } catch {
         return { status: 'missing' };
       }
+      return (await exists(stoppedMarker(instanceId))) ? { status: 'stopped' } : { status: 'running' };
+    },
+
+    stop: async (instanceId) => {
+      requireCapability('stopStart', 'stop and start');
+      await readMeta(instanceId);
+      await killAll(instanceId);
+      await writeFile(stoppedMarker(instanceId), '');
+    },
+
+    start: async (instanceId) => {
+      requireCapability('stopStart', 'stop and start');
+      await readMeta(instanceId);
+      await rm(stoppedMarker(instanceId), { force: true });
     },
 
     // Tests only: the fake has no namespace of its own, so its "sandbox loopback" is the host's.
     openPortStream: async (instanceId, port) => {
-      await readMeta(instanceId);
+      await runningMeta(instanceId);
       const socket = net.connect({ host: '127.0.0.1', port });
       await new Promise<void>((resolve, reject) => {
         socket.once('connect', resolve);
@@ -200,7 +222,7 @@ export function createFakeProvider(options: FakeProviderOptions): FakeProvider {
 
     openPty: async (instanceId, ptyOptions): Promise<PtyStream> => {
       requireCapability('pty', 'terminals');
-      await readMeta(instanceId);
+      await runningMeta(instanceId);
       return spawnPty({
         command: ptyOptions.command ?? ['sh', '-i'],
         cwd: path.join(fsRoot(instanceId), 'workspace'),
@@ -211,7 +233,7 @@ export function createFakeProvider(options: FakeProviderOptions): FakeProvider {
     },
 
     readFile: async (instanceId, filePath) => {
-      await readMeta(instanceId);
+      await runningMeta(instanceId);
       try {
         return await readFile(hostPath(fsRoot(instanceId), filePath));
       } catch (e) {
@@ -221,20 +243,20 @@ export function createFakeProvider(options: FakeProviderOptions): FakeProvider {
     },
 
     writeFile: async (instanceId, filePath, data, writeOptions) => {
-      await readMeta(instanceId);
+      await runningMeta(instanceId);
       const target = hostPath(fsRoot(instanceId), filePath);
       await mkdir(path.dirname(target), { recursive: true });
       await writeFile(target, data, { mode: writeOptions?.mode ?? 0o644 });
     },
 
     exportWorkspace: async (instanceId, dir = '/workspace') => {
-      await readMeta(instanceId);
+      await runningMeta(instanceId);
       const child = spawn('tar', ['-C', hostPath(fsRoot(instanceId), dir), '-cf', '-', '.'], { stdio: ['ignore', 'pipe', 'ignore'] });
       return child.stdout;
     },
 
     importWorkspace: async (instanceId, tar: Readable, dir = '/workspace') => {
-      await readMeta(instanceId);
+      await runningMeta(instanceId);
       const target = hostPath(fsRoot(instanceId), dir);
       await mkdir(target, { recursive: true });
       const child = spawn('tar', ['-C', target, '-xf', '-'], { stdio: ['pipe', 'ignore', 'pipe'] });

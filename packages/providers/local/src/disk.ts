@@ -17,3 +17,9 @@ export async function mountInstanceDisk(params: { file: string; mountPoint: stri
   await mkdir(params.mountPoint, { recursive: true });
   await runOk('mount', ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noinit_itable', params.file, params.mountPoint]);
 }
+
+/** Mounts an instance's existing disk again (a stopped sandbox starting): its files as it left them. */
+export async function remountInstanceDisk(params: { file: string; mountPoint: string }): Promise<void> {
+  await mkdir(params.mountPoint, { recursive: true });
+  await runOk('mount', ['-t', 'ext4', '-o', 'loop,nosuid,nodev', params.file, params.mountPoint]);
+}

@@ -1,8 +1,8 @@
 import { appendFile, chmod, lstat, mkdir, readdir, readFile, stat } from 'node:fs/promises';
-import { join, posix } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import type { Cgroups } from './cgroups.ts';
 import type { LocalConfig } from './config.ts';
-import { mountInstanceDisk } from './disk.ts';
+import { mountInstanceDisk, remountInstanceDisk } from './disk.ts';
 import { localError } from './errors.ts';
 import { exists, removeTree } from './fs-util.ts';
 import type { ImageConfig, ImageRecord } from './image-types.ts';
@@ -32,6 +32,8 @@ export interface InstanceRecord {
   initOomScoreAdj?: number | undefined;
   /** Size of the instance's own filesystem holding its upper dirs; absent for instances made before it existed. */
   diskMb?: number | undefined;
+  /** Stopped on request: no processes, no mounts, its disk kept for a later start. */
+  stopped?: boolean | undefined;
   createdAt: string;
 }
 
@@ -130,13 +132,11 @@ export class Instances {
   }): Promise<InstanceRecord> {
     const { id, image, config } = params;
     const dir = this.dir(id);
-    const rootfs = join(dir, 'rootfs');
     const disk = join(dir, 'disk');
     try {
       await mkdir(dir);
-      await mkdir(rootfs);
-      const fifo = runOk('mkfifo', ['-m', '600', join(dir, 'hold')]);
-      const cgroup = this.cgroups.createSandbox(id, config).then(() => this.cgroups.createChild(id, 'init'));
+      await mkdir(join(dir, 'rootfs'));
+      await runOk('mkfifo', ['-m', '600', join(dir, 'hold')]);
       await mountInstanceDisk({ file: join(dir, 'disk.img'), mountPoint: disk, sizeMb: config.diskMb });
       await Promise.all(['upper', 'work'].map((sub) => mkdir(join(disk, sub))));
       // An upper dir's mode is the mode of the directory it covers inside (`/`, `/usr`): set it
@@ -147,47 +147,7 @@ export class Instances {
         await mkdir(join(disk, 'host', hostDirKey(hostDir), 'work'), { recursive: true });
         await chmod(join(disk, 'host', hostDirKey(hostDir), 'upper'), (await stat(hostDir)).mode & 0o7777);
       }
-      const lower = [...image.layers].reverse();
-      await mountOverlay({ lower, upper: join(disk, 'upper'), work: join(disk, 'work'), target: rootfs, cwd: params.layersDir });
-      for (const hostDir of image.hostDirs) {
-        const key = hostDirKey(hostDir);
-        const rel = hostDir.replace(/^\/+/, '');
-        const layered: string[] = [];
-        for (const layer of lower) if (await exists(join(params.layersDir, layer, rel))) layered.push(`${layer}/${rel}`);
-        await mountOverlay({
-          lower: [...layered, hostDir],
-          upper: join(disk, 'host', key, 'upper'),
-          work: join(disk, 'host', key, 'work'),
-          target: join(rootfs, rel),
-          cwd: params.layersDir,
-        });
-      }
-      await ensureDirInside(rootfs, config.workdir);
-      const [procsFiles] = await Promise.all([cgroup, fifo]);
-      const init = await startInit({
-        rootfs,
-        network: config.network,
-        seccompPath: this.runtime.seccompPath,
-        initBinary: this.runtime.initBinary(),
-        procsFiles,
-        env: { PATH: image.config.env.PATH ?? '/usr/bin:/bin' },
-        cwd: '/',
-        holdFifo: join(dir, 'hold'),
-        logFile: join(dir, 'init.log'),
-      });
-      const { initPid } = init;
-      const initStartTime = await processStartTime(initPid);
-      if (initStartTime === null) throw new Error(`the sandbox init exited at once; see ${join(dir, 'init.log')}`);
-      if (init.oomError) {
-        await appendFile(join(dir, 'init.log'), `${init.oomError}\n`);
-        if (!this.warnedOom) {
-          this.warnedOom = true;
-          this.runtime.warn(
-            `${init.oomError}; sandbox processes run with oom_score_adj ${EXEC_OOM_SCORE_ADJ} so the OOM killer picks them before the init`,
-          );
-        }
-      }
-      const record: InstanceRecord = {
+      const base = {
         id,
         kind: params.kind,
         ownerId: params.ownerId,
@@ -197,18 +157,122 @@ export class Instances {
         hostDirs: image.hostDirs,
         imageConfig: image.config,
         config,
-        initPid,
-        initStartTime,
-        initOomScoreAdj: init.oomScoreAdj,
         diskMb: config.diskMb,
         createdAt: new Date().toISOString(),
       };
+      const record: InstanceRecord = { ...base, ...(await this.boot(base, params.layersDir)) };
       await writeJsonAtomic(join(dir, 'instance.json'), record);
       return record;
     } catch (error) {
       await this.teardown(id);
       throw error;
     }
+  }
+
+  /**
+   * Mounts the rootfs overlays over the instance's upper dirs and starts its init in a fresh
+   * cgroup: the part of a start that a stopped instance repeats (its disk already holds its files).
+   */
+  private async boot(
+    record: Omit<InstanceRecord, 'initPid' | 'initStartTime' | 'initOomScoreAdj' | 'stopped'>,
+    layersDir: string,
+  ): Promise<Pick<InstanceRecord, 'initPid' | 'initStartTime' | 'initOomScoreAdj'>> {
+    const { id, config } = record;
+    const dir = this.dir(id);
+    const rootfs = join(dir, 'rootfs');
+    const writable = this.writable(record);
+    const cgroup = this.cgroups.createSandbox(id, config).then(() => this.cgroups.createChild(id, 'init'));
+    // Awaited below; a mount failing first must not leave its rejection unhandled.
+    cgroup.catch(() => undefined);
+    const lower = [...record.layers].reverse();
+    await mountOverlay({ lower, upper: join(writable, 'upper'), work: join(writable, 'work'), target: rootfs, cwd: layersDir });
+    for (const hostDir of record.hostDirs) {
+      const key = hostDirKey(hostDir);
+      const rel = hostDir.replace(/^\/+/, '');
+      const layered: string[] = [];
+      for (const layer of lower) if (await exists(join(layersDir, layer, rel))) layered.push(`${layer}/${rel}`);
+      await mountOverlay({
+        lower: [...layered, hostDir],
+        upper: join(writable, 'host', key, 'upper'),
+        work: join(writable, 'host', key, 'work'),
+        target: join(rootfs, rel),
+        cwd: layersDir,
+      });
+    }
+    await ensureDirInside(rootfs, config.workdir);
+    const procsFiles = await cgroup;
+    const init = await startInit({
+      rootfs,
+      network: config.network,
+      seccompPath: this.runtime.seccompPath,
+      initBinary: this.runtime.initBinary(),
+      procsFiles,
+      env: { PATH: record.imageConfig.env.PATH ?? '/usr/bin:/bin' },
+      cwd: '/',
+      holdFifo: join(dir, 'hold'),
+      logFile: join(dir, 'init.log'),
+    });
+    const { initPid } = init;
+    const initStartTime = await processStartTime(initPid);
+    if (initStartTime === null) throw new Error(`the sandbox init exited at once; see ${join(dir, 'init.log')}`);
+    if (init.oomError) {
+      await appendFile(join(dir, 'init.log'), `${init.oomError}\n`);
+      if (!this.warnedOom) {
+        this.warnedOom = true;
+        this.runtime.warn(
+          `${init.oomError}; sandbox processes run with oom_score_adj ${EXEC_OOM_SCORE_ADJ} so the OOM killer picks them before the init`,
+        );
+      }
+    }
+    return { initPid, initStartTime, initOomScoreAdj: init.oomScoreAdj };
+  }
+
+  /**
+   * Stops an instance and keeps its disk: the record says `stopped` first (so a crash halfway
+   * leaves a stopped instance, never a lost one), then its processes, cgroup and mounts go.
+   * Null when there is no such instance or its init is already gone (it was lost, not stopped).
+   */
+  async stop(id: string): Promise<InstanceRecord | null> {
+    const record = await this.load(id);
+    if (!record) return null;
+    if (!record.stopped) {
+      if (!(await this.isAlive(record))) return null;
+      await writeJsonAtomic(join(this.dir(id), 'instance.json'), { ...record, stopped: true });
+    }
+    await this.halt(record);
+    return { ...record, stopped: true };
+  }
+
+  /**
+   * Starts a stopped instance again over the same layers and disk, under the same id (a running
+   * one is returned as it is). Null when there is no such instance or it was lost. A start that
+   * fails leaves it stopped, its disk intact.
+   */
+  async restart(id: string, layersDir: string): Promise<InstanceRecord | null> {
+    const record = await this.load(id);
+    if (!record) return null;
+    if (!record.stopped) return (await this.isAlive(record)) ? record : null;
+    await this.halt(record);
+    const writable = this.writable(record);
+    try {
+      if (record.diskMb) await remountInstanceDisk({ file: join(this.dir(id), 'disk.img'), mountPoint: writable });
+      // A `volatile` overlay leaves this marker and refuses to mount over it again; the disk was
+      // unmounted cleanly at stop (its data is on it), so the marker says nothing here.
+      for (const { dir } of this.upperDirs(record)) await removeTree(join(dirname(dir), 'work', 'work', 'incompat'));
+      const started: InstanceRecord = { ...record, ...(await this.boot(record, layersDir)), stopped: false };
+      await writeJsonAtomic(join(this.dir(id), 'instance.json'), started);
+      return started;
+    } catch (error) {
+      await this.halt(record);
+      throw error;
+    }
+  }
+
+  /** Ends the processes of an instance and releases its cgroup and mounts, leaving its files. */
+  private async halt(record: InstanceRecord): Promise<void> {
+    await this.stopProcesses(record);
+    await this.cgroups.removeSandbox(record.id);
+    await this.unmountAll(record.id);
   }
 
   spawnSpec(
@@ -265,25 +329,34 @@ export class Instances {
     return (await readdir(this.layout.instances).catch(() => [])).filter((name) => ID_PATTERN.test(name));
   }
 
-  async listLive(): Promise<InstanceRecord[]> {
-    const records = await Promise.all((await this.ids()).map((id) => this.live(id)));
-    return records.filter((r): r is InstanceRecord => r !== null);
+  /** Instances that hold their image: running ones and stopped ones (which start again over it). */
+  async listKept(): Promise<InstanceRecord[]> {
+    const records = await Promise.all((await this.ids()).map((id) => this.load(id)));
+    const kept = await Promise.all(records.map(async (r) => (r && (r.stopped || (await this.isAlive(r))) ? r : null)));
+    return kept.filter((r): r is InstanceRecord => r !== null);
   }
 
-  /** After a crash: tears down instances whose init is gone or whose record was never written. */
+  /**
+   * After a crash: tears down instances whose init is gone or whose record was never written.
+   * Stopped instances are kept (`live` lists them with the running ones: both hold their image);
+   * whatever a stop that was cut short left running or mounted is released.
+   */
   async recover(): Promise<{ removed: string[]; live: InstanceRecord[] }> {
     const removed: string[] = [];
     const live: InstanceRecord[] = [];
     for (const name of await readdir(this.layout.instances).catch(() => [])) {
       const record = await this.load(name);
-      if (record && (await this.isAlive(record))) live.push(record);
+      if (record?.stopped) {
+        await this.halt(record);
+        live.push(record);
+      } else if (record && (await this.isAlive(record))) live.push(record);
       else {
         await this.teardown(name);
         await removeTree(this.dir(name)).catch(() => undefined);
         removed.push(name);
       }
     }
-    const liveIds = new Set(live.map((r) => r.id));
+    const liveIds = new Set(live.filter((r) => !r.stopped).map((r) => r.id));
     for (const group of await this.cgroups.listSandboxes()) {
       if (!liveIds.has(group)) await this.cgroups.removeSandbox(group);
     }

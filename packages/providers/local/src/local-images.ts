@@ -81,7 +81,7 @@ export function createLocalImages(store: ImageStore, host: LocalImagesHost) {
     if (users.length > 0) {
       throw localError(
         'in_use',
-        `image ${image.name} is used by ${users.length} running sandbox(es) (${users.map((u) => u.id).join(', ')}); destroy them first`,
+        `image ${image.name} is used by ${users.length} running or stopped sandbox(es) (${users.map((u) => u.id).join(', ')}); destroy them first`,
       );
     }
     await store.deleteImageRecord(image.id);

@@ -173,7 +173,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
 
   const images = createLocalImages(store, {
     ready: async () => void (await ensureReady()),
-    liveInstances: async () => (await ensureReady()).instances.listLive(),
+    liveInstances: async () => (await ensureReady()).instances.listKept(),
     tmpDir: layout.tmp,
   });
 
@@ -219,15 +219,18 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   };
 
   const liveRecord = async (instanceId: string): Promise<InstanceRecord> => {
-    const record = await (await ensureReady()).instances.live(instanceId);
-    if (!record) throw localError('not_found', `sandbox ${instanceId} does not exist or has stopped; create a new one`);
-    return record;
+    const { instances } = await ensureReady();
+    const record = await instances.live(instanceId);
+    if (record) return record;
+    if ((await instances.load(instanceId))?.stopped) throw localError('not_running', `sandbox ${instanceId} is stopped; start it first`);
+    throw localError('not_found', `sandbox ${instanceId} does not exist or its init is gone; create a new one`);
   };
 
   const inspect = async (instanceId: string): Promise<InstanceInfo> => {
     const { instances } = await ensureReady();
     const record = await instances.load(instanceId);
     if (!record) return { status: 'missing' };
+    if (record.stopped) return { status: 'stopped', detail: 'stopped on request; its disk is kept' };
     if (await instances.isAlive(record)) return { status: 'running' };
     // The compute is gone for good (the conformance contract's `missing`; the server marks it lost).
     return { status: 'missing', detail: `${await instances.initGone(record)}; destroy it and create a new one` };
@@ -426,6 +429,26 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const { instances: sandboxes } = await ensureReady();
       if (!/^(sbx|stp)-[0-9a-f]{16}$/.test(instanceId)) return;
       await sandboxes.teardown(instanceId);
+    },
+
+    async stop(instanceId: string): Promise<void> {
+      const { instances } = await ensureReady();
+      if (!(await instances.stop(instanceId))) throw localError('not_found', `sandbox ${instanceId} does not exist or its init is gone`);
+    },
+
+    async start(instanceId: string): Promise<void> {
+      const { instances } = await ensureReady();
+      let started: InstanceRecord | null;
+      try {
+        started = await instances.restart(instanceId, layout.layers);
+      } catch (error) {
+        throw localError(
+          'backend',
+          `starting sandbox ${instanceId} again failed: ${error instanceof Error ? error.message : String(error)}`,
+          error,
+        );
+      }
+      if (!started) throw localError('not_found', `sandbox ${instanceId} does not exist or its init is gone; create a new one`);
     },
 
     async listInstances(): Promise<ManagedInstance[]> {
