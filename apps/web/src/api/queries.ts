@@ -64,9 +64,14 @@ export function useCustomImageHistory(environmentId: string) {
   return useQuery({ queryKey: queryKeys.customImageHistory(environmentId), queryFn: () => client.customImages.history(environmentId) });
 }
 
+/** Every sandbox; polled while one of them is still moving toward its desired state. */
 export function useSandboxes() {
   const client = useClient();
-  return useQuery({ queryKey: queryKeys.sandboxes, queryFn: () => client.sandboxes.list() });
+  return useQuery({
+    queryKey: queryKeys.sandboxes,
+    queryFn: () => client.sandboxes.list(),
+    refetchInterval: (query) => (query.state.data?.some((s) => !sandboxSettled(s.desiredStatus, s.status)) ? 1000 : false),
+  });
 }
 
 /** Every environment's revisions at once (binding pickers name a revision's environment). */
