@@ -3,10 +3,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   ActivityQuerySchema,
+  AgentListQuerySchema,
   API_PATHS,
   BuildBaseImageBodySchema,
   CancelSetupBodySchema,
+  CreateAgentBodySchema,
   CreateApiKeyBodySchema,
+  CreateConnectionBodySchema,
   CreateEnvironmentBodySchema,
   CreateSandboxBodySchema,
   DisableQuerySchema,
@@ -18,9 +21,15 @@ import {
   LoginBodySchema,
   OpenPortBodySchema,
   RelinkBodySchema,
+  SessionFileQuerySchema,
+  StartSessionBodySchema,
   StartSetupSessionBodySchema,
   TerminalSocketQuerySchema,
+  UpdateAgentBodySchema,
+  UpdateApiKeyBodySchema,
+  UpdateConnectionBodySchema,
   UpdateEnvironmentBodySchema,
+  WriteSessionFileBodySchema,
 } from '@sandcast/contracts';
 import { testDatabases } from '@sandcast/db/testing';
 import fc from 'fast-check';
@@ -62,9 +71,16 @@ const CONTRACTS: Record<string, RouteContract> = {
   [`DELETE ${API_PATHS.environment}`]: {},
   [`GET ${API_PATHS.environmentRevisions}`]: {},
   [`GET ${API_PATHS.sandboxTargets}`]: {},
+  [`GET ${API_PATHS.connections}`]: {},
+  [`POST ${API_PATHS.connections}`]: { body: CreateConnectionBodySchema },
+  [`GET ${API_PATHS.connection}`]: {},
+  [`PATCH ${API_PATHS.connection}`]: { body: UpdateConnectionBodySchema },
+  [`DELETE ${API_PATHS.connection}`]: {},
+  [`POST ${API_PATHS.connectionTest}`]: {},
   [`GET ${API_PATHS.activity}`]: { query: ActivityQuerySchema },
   [`GET ${API_PATHS.apiKeys}`]: {},
   [`POST ${API_PATHS.apiKeys}`]: { body: CreateApiKeyBodySchema },
+  [`PATCH ${API_PATHS.apiKey}`]: { body: UpdateApiKeyBodySchema },
   [`DELETE ${API_PATHS.apiKey}`]: {},
   [`GET ${API_PATHS.customImageOverview}`]: {},
   [`DELETE ${API_PATHS.customImageOverview}`]: { query: DisableQuerySchema },
@@ -102,6 +118,22 @@ const CONTRACTS: Record<string, RouteContract> = {
   [`POST ${API_PATHS.setupSessionPorts}`]: { body: OpenPortBodySchema },
   [`GET ${API_PATHS.setupSessionPortUrl}`]: {},
   [`DELETE ${API_PATHS.setupSessionPort}`]: {},
+  [`GET ${API_PATHS.agents}`]: { query: AgentListQuerySchema },
+  [`POST ${API_PATHS.agents}`]: { body: CreateAgentBodySchema },
+  [`GET ${API_PATHS.agent}`]: {},
+  [`PATCH ${API_PATHS.agent}`]: { body: UpdateAgentBodySchema },
+  [`DELETE ${API_PATHS.agent}`]: {},
+  [`GET ${API_PATHS.agentVersions}`]: {},
+  [`GET ${API_PATHS.sessions}`]: {},
+  [`POST ${API_PATHS.sessions}`]: { body: StartSessionBodySchema },
+  [`GET ${API_PATHS.session}`]: {},
+  [`POST ${API_PATHS.sessionEnd}`]: {},
+  [`GET ${API_PATHS.sessionSandbox}`]: {},
+  [`POST ${API_PATHS.sessionExec}`]: { body: ExecBodySchema },
+  [`GET ${API_PATHS.sessionFiles}`]: { query: SessionFileQuerySchema },
+  [`PUT ${API_PATHS.sessionFiles}`]: { query: SessionFileQuerySchema, body: WriteSessionFileBodySchema },
+  [`POST ${API_PATHS.sessionPtyToken}`]: {},
+  [`GET ${API_PATHS.sessionTerminalSocket}`]: { query: TerminalSocketQuerySchema },
   'GET /*': {},
 };
 
@@ -264,6 +296,7 @@ function bodyOf(schema: z.ZodType | undefined): fc.Arbitrary<string | undefined>
 describe('hostile: fuzzing every JSON route from its contract', () => {
   let t: TestServer;
   const real: Record<string, string[]> = {};
+  let fileSession = '';
   let webDist = '';
   beforeAll(async () => {
     // A built UI, so the page route is fuzzed rather than answering "not built".
@@ -277,7 +310,20 @@ describe('hostile: fuzzing every JSON route from its contract', () => {
     const sandbox = await t.client.sandboxes.create({ environmentId: env.id });
     const setup = await t.client.customImages.startSetup(env.id);
     const key = await t.client.keys.create({ name: 'fuzz', role: 'agent' });
-    real.id = [env.id, sandbox.id, key.key.id];
+    // A Daytona connection to a port nothing listens on: its test answers at once, with the reason.
+    const connection = await t.client.connections.create({
+      name: 'fuzz-daytona',
+      provider: 'daytona',
+      config: { apiUrl: 'http://127.0.0.1:9/api' },
+      secrets: { apiKey: 'fuzz-key' },
+    });
+    const agent = await t.client.agents.create({
+      name: 'fuzz',
+      sandboxPolicy: { mode: 'configurable', default: 'main', bindings: { main: { environmentRevisionId: env.currentRevision.id } } },
+    });
+    const session = await t.client.sessions.start({ agentId: agent.id });
+    fileSession = session.id;
+    real.id = [env.id, sandbox.id, key.key.id, connection.id, agent.id, session.id];
     real.environmentId = [env.id];
     real.sessionId = [setup.session.id];
     real.provider = ['fake', 'no-such-provider'];
@@ -340,6 +386,26 @@ describe('hostile: fuzzing every JSON route from its contract', () => {
       expect(ran).toBeGreaterThan(0);
     });
   }
+
+  attack('session file paths: `..`, NUL, relative, huge and a body over the limit are clear 4xx, never a 5xx', async () => {
+    const url = (p: string) => `${t.url}/api/sessions/${fileSession}/files?path=${encode(p)}`;
+    const write = (p: string, body: unknown) =>
+      fetch(url(p), { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    for (const bad of ['/workspace/../../etc/passwd', '../etc/passwd', 'relative/file', '/work\0space', `/${'a'.repeat(5000)}`, '']) {
+      const read = await fetch(url(bad));
+      expect(read.status, `GET ${bad.slice(0, 50)}`).toBe(400);
+      // A NUL is refused by the HTTP edge (bad_request), the rest by the path rules.
+      expect(['validation_failed', 'bad_request']).toContain((await read.json()).error.code);
+      expect((await write(bad, { content: 'x' })).status, `PUT ${bad.slice(0, 50)}`).toBe(400);
+    }
+    const big = await write('/workspace/big', { content: 'A'.repeat(800 * 1024) });
+    expect(big.status).toBe(413);
+    expect((await big.json()).error.code).toBe('payload_too_large');
+    const huge = await write('/workspace/huge', { content: 'A'.repeat(2 * 1024 * 1024) });
+    expect(huge.status).toBe(413);
+    const notBase64 = await write('/workspace/b64', { content: 'not base64!', encoding: 'base64' });
+    expect(notBase64.status).toBe(400);
+  });
 
   attack('the server still answers after the fuzzing', async () => {
     expect(await t.client.health()).toMatchObject({ ok: true });

@@ -55,7 +55,7 @@ describe('the OpenAPI document', () => {
       responses: Record<string, unknown>;
     };
     const schema = create.requestBody.content['application/json'].schema;
-    expect(Object.keys(schema.properties).sort()).toEqual(['config', 'name', 'provider', 'spec']);
+    expect(Object.keys(schema.properties).sort()).toEqual(['config', 'connectionId', 'name', 'provider', 'spec']);
     expect(schema.additionalProperties).toBe(false);
     expect(Object.keys(create.responses)).toEqual(['201', 'default']);
   });

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerConnection } from './commands/connection/index.ts';
 import { registerEnv } from './commands/env/index.ts';
 import { registerImage } from './commands/image/index.ts';
 import { registerKeys } from './commands/keys/index.ts';
@@ -16,7 +17,16 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     .option('--json', 'print machine-readable JSON', false)
     .showHelpAfterError()
     .exitOverride();
-  for (const register of [registerStart, registerSettings, registerEnv, registerImage, registerSandbox, registerTargets, registerKeys])
+  for (const register of [
+    registerStart,
+    registerSettings,
+    registerEnv,
+    registerImage,
+    registerSandbox,
+    registerTargets,
+    registerKeys,
+    registerConnection,
+  ])
     register(program);
   return program;
 }

@@ -14,9 +14,11 @@ import type { RunningExecs } from './http/exec-reply.ts';
 import { registerRequestLogging } from './http/request-logging.ts';
 import type { RouteEntry } from './http/route-entry.ts';
 import { registerActivityRoutes } from './http/routes/activity.routes.ts';
+import { registerAgentRoutes } from './http/routes/agents.routes.ts';
 import { registerApiDocsRoutes } from './http/routes/api-docs.routes.ts';
 import { registerAuthSessionRoutes } from './http/routes/auth-session.routes.ts';
 import { registerBaseImageRoutes } from './http/routes/base-images.routes.ts';
+import { registerConnectionRoutes } from './http/routes/connections.routes.ts';
 import { registerCustomImageRoutes } from './http/routes/custom-images.routes.ts';
 import { registerEnvironmentRoutes } from './http/routes/environments.routes.ts';
 import { registerHealthRoutes } from './http/routes/health.routes.ts';
@@ -25,6 +27,7 @@ import { registerMetricsRoutes, registerRequestTiming } from './http/routes/metr
 import { registerPortRoutes } from './http/routes/ports.routes.ts';
 import { registerSandboxLifecycleRoutes } from './http/routes/sandbox-lifecycle.routes.ts';
 import { registerSandboxRoutes } from './http/routes/sandboxes.routes.ts';
+import { registerSessionRoutes } from './http/routes/sessions.routes.ts';
 import { registerSettingsRoutes } from './http/routes/settings.routes.ts';
 import { registerTargetRoutes } from './http/routes/targets.routes.ts';
 import { registerTerminalRoutes } from './http/routes/terminal.routes.ts';
@@ -33,8 +36,10 @@ import { PortConnections } from './ports/port-connections.ts';
 import type { PortHostPolicy } from './ports/port-hosts.ts';
 import { installPortProxy } from './ports/port-proxy.ts';
 import type { ProviderRegistry } from './providers/provider-registry.ts';
+import { createAgentsService } from './services/agents.service.ts';
 import { createApiKeysService } from './services/api-keys.service.ts';
 import { createBaseImagesService } from './services/base-images.service.ts';
+import { createConnectionsService } from './services/connections.service.ts';
 import { createCustomImagesService } from './services/custom-images/custom-images.service.ts';
 import { SetupEvents } from './services/custom-images/setup-events.ts';
 import { createSetupSessionsService } from './services/custom-images/setup-sessions.service.ts';
@@ -44,6 +49,7 @@ import { createPortsService } from './services/ports.service.ts';
 import { createSandboxLifecycle } from './services/sandbox-lifecycle.ts';
 import { createSandboxesService } from './services/sandboxes.service.ts';
 import type { SecretBox } from './services/secrets.ts';
+import { createSessionsService } from './services/sessions/sessions.service.ts';
 import { createSettingsService } from './services/settings.service.ts';
 import { createUiSessionsService } from './services/ui-sessions.service.ts';
 import { createGatewayBroker, createGatewayCredentials, type SshEndpoint } from './ssh-gateway/gateway-credentials.ts';
@@ -136,6 +142,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerSettingsRoutes(app, services);
   registerEnvironmentRoutes(app, services);
   registerTargetRoutes(app, deps);
+  registerConnectionRoutes(app, services);
   registerActivityRoutes(app, deps);
   registerKeyRoutes(app, services);
   const runningExecs: RunningExecs = new Set();
@@ -146,6 +153,8 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerCustomImageRoutes(app, { ...services, runningExecs });
   registerSandboxRoutes(app, { ...services, runningExecs });
   registerSandboxLifecycleRoutes(app, services);
+  registerAgentRoutes(app, services);
+  registerSessionRoutes(app, { ...services, runningExecs });
   registerPortRoutes(app, services);
   registerBaseImageRoutes(app, services);
   registerTerminalRoutes(app, { ...services, authTimeoutMs: deps.config.terminalAuthTimeoutMs });
@@ -235,6 +244,24 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     clock: deps.clock,
     closePorts: (sandboxId) => ports.closeAllOf({ kind: 'sandbox', id: sandboxId }),
   });
+  const terminalHub = createTerminalHub({
+    providers,
+    setupSessions,
+    events,
+    tokens: terminalTokens,
+    log,
+    clock: deps.clock,
+    sshIdentity: sshClientIdentity(deps.config.dataDir),
+  });
+  const sandboxes = createSandboxesService({
+    store,
+    providers,
+    loadEnvironment,
+    log,
+    lifecycle: sandboxLifecycle,
+    execOutputMaxBytes: deps.config.execOutputMaxBytes,
+    clock: deps.clock,
+  });
   return {
     listening,
     portHosts,
@@ -242,30 +269,27 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     ports,
     settings,
     environments,
+    connections: createConnectionsService({ store, providers, secrets: deps.secrets }),
     apiKeys,
     uiSessions: createUiSessionsService({ store, apiKeys, ttlMs: deps.config.uiSessionTtlMs, clock: deps.clock }),
     setupSessions,
     sshEndpoint,
     sshCredentials,
     terminalTokens,
-    terminalHub: createTerminalHub({
-      providers,
-      setupSessions,
-      events,
-      tokens: terminalTokens,
-      log,
-      clock: deps.clock,
-      sshIdentity: sshClientIdentity(deps.config.dataDir),
-    }),
+    terminalHub,
     customImages: createCustomImagesService({ store, loadEnvironment, setupSessions, log }),
-    sandboxes: createSandboxesService({
+    sandboxes,
+    agents: createAgentsService({ store }),
+    sessions: createSessionsService({
       store,
       providers,
-      loadEnvironment,
+      secrets: deps.secrets,
+      settings,
+      policy,
+      sandboxes,
       log,
-      lifecycle: sandboxLifecycle,
-      execOutputMaxBytes: deps.config.execOutputMaxBytes,
       clock: deps.clock,
+      terminals: terminalHub,
     }),
     sandboxLifecycle,
     baseImages: createBaseImagesService({

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { createDb, createStore, type Store } from '@sandcast/db';
-import type { SandboxProvider } from '@sandcast/provider-sdk';
+import type { ConnectedProviderFactory, SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyInstance } from 'fastify';
 import { type AppServices, buildApp, type RouteEntry } from './app.ts';
 import type { Clock } from './clock.ts';
@@ -9,7 +9,9 @@ import { assertBindAllowed, type ServerConfig } from './config.ts';
 import { secureDataDir, tightenDataDir } from './data-dir.ts';
 import { instrumentProvider } from './metrics/instrument-providers.ts';
 import { createMetrics } from './metrics/metrics.ts';
-import { defaultProviders } from './providers/default-providers.ts';
+import { createConnectionRouter } from './providers/connection-router.ts';
+import { createConnectionSource } from './providers/connection-source.ts';
+import { defaultConnectedProviders, defaultProviders } from './providers/default-providers.ts';
 import { createProviderRegistry, type ProviderRegistry } from './providers/provider-registry.ts';
 import { createReconciler, type Reconciler } from './reconcilers/reconciler.ts';
 import { createSecretBox, loadSecretKey } from './services/secrets.ts';
@@ -35,6 +37,8 @@ export interface RunningServer {
 export interface StartOptions {
   /** Providers to offer instead of the configured defaults. */
   providers?: SandboxProvider[] | undefined;
+  /** Connected providers (instantiated per provider connection) instead of the defaults (Daytona). */
+  connectedProviders?: ConnectedProviderFactory[] | undefined;
   /** An already-open store (tests); default: open the configured database. The server closes it. */
   store?: Store | undefined;
   /** Where structured logs go; default stdout. */
@@ -55,10 +59,20 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     createStore(await createDb(config.databaseUrl ? { url: config.databaseUrl } : { pglite: path.join(config.dataDir, 'db') }));
   await tightenDataDir(config.dataDir);
   const metrics = createMetrics({ store });
-  const providers = createProviderRegistry((options.providers ?? defaultProviders(config)).map((p) => instrumentProvider(p, metrics)));
+  const secrets = await loadSecretKey({ dataDir: config.dataDir, configured: config.secretKey }).then(createSecretBox, async (error) => {
+    await store.close();
+    throw error;
+  });
+  const source = createConnectionSource({ store, secrets });
+  const providers = createProviderRegistry(
+    (options.providers ?? defaultProviders(config)).map((p) => instrumentProvider(p, metrics)),
+    (options.connectedProviders ?? defaultConnectedProviders()).map((factory) => ({
+      factory,
+      provider: instrumentProvider(createConnectionRouter(factory, { source, context: { dataDir: config.dataDir } }), metrics),
+    })),
+  );
   let sshGateway: SshGateway | null = null;
   try {
-    const secrets = createSecretBox(await loadSecretKey({ dataDir: config.dataDir, configured: config.secretKey }));
     const { app, services, routes } = buildApp({
       config,
       store,

@@ -11,6 +11,7 @@ import { AppShell } from './layout/AppShell.tsx';
 import { EnvironmentsGate } from './layout/EnvironmentsGate.tsx';
 import { AgentCreatePage, AgentPage } from './pages/AgentPage.tsx';
 import { AgentsPage } from './pages/AgentsPage.tsx';
+import { ConnectionsPage } from './pages/ConnectionsPage.tsx';
 import { EnvironmentCreatePage } from './pages/EnvironmentCreatePage.tsx';
 import { EnvironmentPage } from './pages/EnvironmentPage.tsx';
 import { EnvironmentsPage } from './pages/EnvironmentsPage.tsx';
@@ -150,6 +151,14 @@ function AppRoutes() {
                   }
                 />
                 <Route path="/settings" element={<SettingsPage />} />
+                <Route
+                  path="/settings/connections"
+                  element={
+                    <EnvironmentsGate>
+                      <ConnectionsPage />
+                    </EnvironmentsGate>
+                  }
+                />
                 <Route path="*" element={<p className="text-sm text-zinc-300">There is no page here. Use the navigation on the left.</p>} />
               </Routes>
             </AppShell>

@@ -40,6 +40,7 @@ import {
 } from '@sandcast/contracts';
 import { z } from 'zod';
 import { baseImagesApi } from './base-images.ts';
+import { connectionsApi } from './connections.ts';
 import { apiErrorFromAnswer, SandcastApiError, SandcastConnectionError } from './errors.ts';
 import { ExecStream } from './exec-stream.ts';
 import { portsApi } from './ports.ts';
@@ -159,6 +160,9 @@ export class SandcastClient {
   readonly baseImages = baseImagesApi(this);
 
   readonly agents = agentsApi(this);
+
+  /** Provider connections: the accounts connected providers (Daytona) run sandboxes in. */
+  readonly connections = connectionsApi(this);
 
   /** Sessions and their primary sandbox's tools. */
   readonly sessions = sessionsApi(this);

@@ -14,6 +14,8 @@ export const CreateEnvironmentBodySchema = z.strictObject({
   provider: z.string().min(1),
   config: ProviderConfig.default({}),
   spec: SandboxSpecInputSchema.optional(),
+  /** The provider connection whose account runs the sandboxes; required by providers that need one. */
+  connectionId: z.string().min(1).max(64).nullable().optional(),
 });
 export type CreateEnvironmentBody = z.input<typeof CreateEnvironmentBodySchema>;
 
@@ -24,8 +26,9 @@ export const UpdateEnvironmentBodySchema = z
     config: ProviderConfig.optional(),
     /** Merged over the current spec field by field. */
     spec: SandboxSpecInputSchema.optional(),
+    connectionId: z.string().min(1).max(64).nullable().optional(),
   })
-  .refine((body) => Object.keys(body).length > 0, { message: 'send at least one of name, provider, config, spec' });
+  .refine((body) => Object.keys(body).length > 0, { message: 'send at least one of name, provider, config, spec, connectionId' });
 export type UpdateEnvironmentBody = z.input<typeof UpdateEnvironmentBodySchema>;
 
 /** How a stored secret field is returned: its value never leaves the server. */
@@ -43,6 +46,8 @@ export const EnvironmentSchema = z.object({
   provider: z.string(),
   config: z.record(z.string(), z.unknown()),
   spec: SandboxSpecSchema,
+  /** The provider connection it uses, or null. */
+  connectionId: z.string().nullable(),
   currentRevision: EnvironmentRevisionRefSchema,
   createdAt: z.string(),
   updatedAt: z.string(),

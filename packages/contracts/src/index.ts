@@ -23,6 +23,20 @@ export {
   ImportBaseImageQuerySchema,
 } from './base-images.ts';
 export type {
+  ConnectionBody,
+  ConnectionTestAnswer,
+  CreateConnectionBody,
+  UpdateConnectionBody,
+} from './connections.ts';
+export {
+  ConnectionListSchema,
+  ConnectionRequirementSchema,
+  ConnectionSchema,
+  ConnectionTestAnswerSchema,
+  CreateConnectionBodySchema,
+  UpdateConnectionBodySchema,
+} from './connections.ts';
+export type {
   ConnectionPayload,
   CustomImageCapability,
   CustomImageOverview,

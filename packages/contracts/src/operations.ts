@@ -3,6 +3,13 @@ import { ActivityListSchema, ActivityQuerySchema } from './activity.ts';
 import { AuthSessionSchema, LoginBodySchema, LogoutAnswerSchema } from './auth.ts';
 import { BaseImageListSchema, BuildBaseImageBodySchema, ImageOperationLineSchema, ImportBaseImageQuerySchema } from './base-images.ts';
 import {
+  ConnectionListSchema,
+  ConnectionSchema,
+  ConnectionTestAnswerSchema,
+  CreateConnectionBodySchema,
+  UpdateConnectionBodySchema,
+} from './connections.ts';
+import {
   CancelSetupAnswerSchema,
   CancelSetupBodySchema,
   CustomImageOverviewSchema,
@@ -30,7 +37,8 @@ import {
   UpdateEnvironmentBodySchema,
 } from './environments.ts';
 import { HealthResponseSchema } from './health.ts';
-import { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySchema } from './keys.ts';
+import { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySchema, UpdateApiKeyBodySchema } from './keys.ts';
+import { AGENT_AND_SESSION_OPERATIONS } from './operations-sessions.ts';
 import { API_PATHS } from './paths.ts';
 import { OpenPortBodySchema, PORT_OWNERS, PortUrlSchema } from './ports.ts';
 import { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './sandboxes.ts';
@@ -38,7 +46,7 @@ import { InstanceSettingsPatchSchema, InstanceSettingsSchema } from './settings.
 import { SandboxTargetListSchema } from './targets.ts';
 import { TerminalSessionTokenAnswerSchema, TerminalSocketQuerySchema } from './terminal.ts';
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
  * One operation of the HTTP API, as the OpenAPI document (`GET /api/openapi.json`) describes it.
@@ -50,7 +58,18 @@ export interface ApiOperation {
   method: Method;
   /** A value of API_PATHS. */
   path: string;
-  tag: 'meta' | 'auth' | 'settings' | 'environments' | 'custom images' | 'sandboxes' | 'base images' | 'keys' | 'activity';
+  tag:
+    | 'meta'
+    | 'auth'
+    | 'settings'
+    | 'environments'
+    | 'custom images'
+    | 'sandboxes'
+    | 'agents'
+    | 'sessions'
+    | 'base images'
+    | 'keys'
+    | 'activity';
   summary: string;
   query?: z.ZodObject | undefined;
   /** A JSON body, or the media type of a raw one. */
@@ -183,6 +202,39 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     summary: 'Providers, their availability, capabilities and config schema',
     answer: SandboxTargetListSchema,
   },
+  { method: 'GET', path: API_PATHS.connections, tag: 'environments', summary: 'List provider connections', answer: ConnectionListSchema },
+  {
+    method: 'POST',
+    path: API_PATHS.connections,
+    tag: 'environments',
+    summary: 'Create a provider connection (its secrets are write-only)',
+    body: CreateConnectionBodySchema,
+    status: 201,
+    answer: ConnectionSchema,
+  },
+  { method: 'GET', path: API_PATHS.connection, tag: 'environments', summary: 'One provider connection', answer: ConnectionSchema },
+  {
+    method: 'PATCH',
+    path: API_PATHS.connection,
+    tag: 'environments',
+    summary: 'Edit a provider connection',
+    body: UpdateConnectionBodySchema,
+    answer: ConnectionSchema,
+  },
+  {
+    method: 'DELETE',
+    path: API_PATHS.connection,
+    tag: 'environments',
+    summary: 'Delete a provider connection no environment uses',
+    answer: ConnectionSchema,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.connectionTest,
+    tag: 'environments',
+    summary: 'Check a connection reaches its vendor with its credentials',
+    answer: ConnectionTestAnswerSchema,
+  },
   {
     method: 'GET',
     path: API_PATHS.activity,
@@ -200,6 +252,14 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     body: CreateApiKeyBodySchema,
     status: 201,
     answer: CreatedApiKeySchema,
+  },
+  {
+    method: 'PATCH',
+    path: API_PATHS.apiKey,
+    tag: 'keys',
+    summary: 'Set which agents an agent key may start sessions for',
+    body: UpdateApiKeyBodySchema,
+    answer: z.object({ key: ApiKeySchema }),
   },
   { method: 'DELETE', path: API_PATHS.apiKey, tag: 'keys', summary: 'Revoke an API key', answer: z.object({ key: ApiKeySchema }) },
   {
@@ -392,4 +452,5 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   },
   ...portOperations('sandboxes', 'a sandbox', PORT_OWNERS.sandbox),
   ...portOperations('custom images', "a setup session's sandbox", PORT_OWNERS.setup),
+  ...AGENT_AND_SESSION_OPERATIONS,
 ];

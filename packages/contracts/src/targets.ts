@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConnectionRequirementSchema } from './connections.ts';
 
 export const SandboxTargetSchema = z.object({
   provider: z.string(),
@@ -8,6 +9,8 @@ export const SandboxTargetSchema = z.object({
   capabilities: z.record(z.string(), z.unknown()),
   /** JSON Schema derived from the provider's zod config schema; secret fields carry `secret: true`. */
   configSchema: z.record(z.string(), z.unknown()),
+  /** Present when the provider runs in an account reached through a connection (`/api/connections`). */
+  connection: ConnectionRequirementSchema.optional(),
 });
 export type SandboxTarget = z.infer<typeof SandboxTargetSchema>;
 

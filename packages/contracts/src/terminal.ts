@@ -7,7 +7,15 @@ import { z } from 'zod';
  */
 
 /** Why the server closed a terminal; sent as `{type:"closed", reason}` before the socket closes. */
-export const TERMINAL_CLOSE_REASONS = ['expired', 'ssh_closed', 'setup_finished', 'setup_cancelled', 'server_shutdown'] as const;
+export const TERMINAL_CLOSE_REASONS = [
+  'expired',
+  'ssh_closed',
+  'setup_finished',
+  'setup_cancelled',
+  /** A session's sandbox terminal: its shell exited, or the sandbox stopped or was torn down. */
+  'sandbox_ended',
+  'server_shutdown',
+] as const;
 export type TerminalCloseReason = (typeof TERMINAL_CLOSE_REASONS)[number];
 
 /** WebSocket close codes the server uses. */
@@ -42,8 +50,11 @@ export const TerminalSessionTokenAnswerSchema = z.object({
   token: z.string(),
   /** The token cannot be used to connect after this instant. */
   expiresAt: z.string(),
-  setupSessionId: z.string(),
-  environmentId: z.string(),
+  /** The setup session it attaches to; null for a session's sandbox terminal. */
+  setupSessionId: z.string().nullable(),
+  /** The session whose primary sandbox it attaches to; null for a setup terminal. */
+  sessionId: z.string().nullable().default(null),
+  environmentId: z.string().nullable(),
   /** What the terminal attaches to: the provider's PTY, or the provider's SSH endpoint. */
   connectionType: z.enum(TERMINAL_CONNECTION_TYPES),
   /** Path (with `?terminalSessionId=`) to open the WebSocket on; add `&cols=…&rows=…`. */

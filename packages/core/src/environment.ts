@@ -8,6 +8,8 @@ export interface Environment {
   config: Record<string, unknown>;
   /** Durability, lifecycle, bootstrap and containment of the sandboxes it makes. */
   spec: SandboxSpec;
+  /** The provider connection whose account runs its sandboxes (providers that need one), or null. */
+  connectionId?: string | null | undefined;
   currentRevision: EnvironmentRevisionRef;
   createdAt: string;
   updatedAt: string;

@@ -2,6 +2,8 @@ export type { ApiKeyRole, DeploymentMode, Principal, RouteAccess } from './acces
 export { API_KEY_ROLES, allows, DEPLOYMENT_MODES, ROUTE_ACCESS } from './access.ts';
 export type { Agent, AgentCapability, AgentVersion, AgentVersionRef, Session, SessionStatus } from './agent.ts';
 export { AGENT_CAPABILITIES, AGENT_NAME_PATTERN, SESSION_STATUSES } from './agent.ts';
+export type { Connection } from './connection.ts';
+export { CONNECTION_NAME_PATTERN } from './connection.ts';
 export type { CustomImageKind, CustomImageStatus } from './custom-image.machine.ts';
 export { CUSTOM_IMAGE_KINDS, CUSTOM_IMAGE_STATUSES, customImageMachine } from './custom-image.machine.ts';
 export type { CustomImageTemplate, RunningSetupSession, Sandbox, SetupSession } from './custom-image.ts';

@@ -36,6 +36,20 @@ export const instanceSettings = pgTable('instance_settings', {
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 });
 
+export const providerConnections = pgTable(
+  'provider_connections',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    provider: text('provider').notNull(),
+    config: jsonb('config').$type<Record<string, unknown>>().notNull().default({}),
+    secrets: jsonb('secrets').$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('provider_connections_name_key').on(t.name)],
+);
+
 export const environments = pgTable(
   'environments',
   {
@@ -46,6 +60,8 @@ export const environments = pgTable(
     /** The stored spec; fields it lacks read as the defaults. */
     spec: jsonb('spec').$type<Record<string, unknown>>().notNull().default({}),
     currentRevisionId: text('current_revision_id').notNull(),
+    /** The provider connection its sandboxes use (connected providers), or null. */
+    connectionId: text('connection_id').references(() => providerConnections.id, { onDelete: 'restrict' }),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
@@ -266,13 +282,14 @@ export const uiSessions = pgTable(
 /** Browser terminals of setup sessions; the connect token is stored only as a hash. */
 export const terminalSessions = pgTable('terminal_sessions', {
   id: text('id').primaryKey(),
-  setupSessionId: text('setup_session_id')
-    .notNull()
-    .references(() => setupSessions.id, { onDelete: 'cascade' }),
+  /** Exactly one of setupSessionId and sandboxId is set (a CHECK in 0009). */
+  setupSessionId: text('setup_session_id').references(() => setupSessions.id, { onDelete: 'cascade' }),
+  sandboxId: text('sandbox_id').references(() => sandboxes.id, { onDelete: 'cascade' }),
   tokenHash: text('token_hash').notNull(),
   connectionType: text('connection_type').$type<'pty' | 'ssh'>().notNull(),
   connectExpiresAt: timestamp('connect_expires_at', { withTimezone: true, mode: 'date' }).notNull(),
-  sessionExpiresAt: timestamp('session_expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  /** Null for a sandbox terminal: it ends with the sandbox. */
+  sessionExpiresAt: timestamp('session_expires_at', { withTimezone: true, mode: 'date' }),
   consumedAt: timestamp('consumed_at', { withTimezone: true, mode: 'date' }),
   closedAt: timestamp('closed_at', { withTimezone: true, mode: 'date' }),
   closeReason: text('close_reason'),

@@ -2,6 +2,7 @@ import type { Database, DatabaseKind, Db } from './connect.ts';
 import { createActivityRepo } from './repos/activity.repo.ts';
 import { createAgentsRepo } from './repos/agents.repo.ts';
 import { createApiKeysRepo } from './repos/api-keys.repo.ts';
+import { createConnectionsRepo } from './repos/connections.repo.ts';
 import { createEnvironmentsRepo } from './repos/environments.repo.ts';
 import { createLeaderLeasesRepo } from './repos/leader-leases.repo.ts';
 import { createPortsRepo } from './repos/ports.repo.ts';
@@ -33,6 +34,7 @@ export interface Repositories {
   agents: ReturnType<typeof createAgentsRepo>;
   sessions: ReturnType<typeof createSessionsRepo>;
   leaderLeases: ReturnType<typeof createLeaderLeasesRepo>;
+  connections: ReturnType<typeof createConnectionsRepo>;
 }
 
 export function createRepositories(db: Db): Repositories {
@@ -53,6 +55,7 @@ export function createRepositories(db: Db): Repositories {
     agents: createAgentsRepo(db),
     sessions: createSessionsRepo(db),
     leaderLeases: createLeaderLeasesRepo(db),
+    connections: createConnectionsRepo(db),
   };
 }
 

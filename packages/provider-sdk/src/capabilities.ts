@@ -40,6 +40,12 @@ export interface ProviderCapabilities {
    * the provider cannot honour is refused when the environment is saved, never assumed.
    */
   durabilities: Durability[];
+  /**
+   * Short-lived sandboxes (an environment probe) are archived with `archive` rather than
+   * destroyed: the vendor keeps them cheaply and removes them on its own schedule (Daytona's
+   * auto-delete). Absent means false.
+   */
+  archiveInsteadOfDelete?: boolean | undefined;
 }
 
 /**

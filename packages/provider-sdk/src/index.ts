@@ -1,6 +1,7 @@
 export type { BaseImageImport, BaseImageInfo, BaseImageProgress, BaseImageRecipe, BaseImageStore } from './base-images.ts';
 export type { ProviderCapabilities, SetupConnectionType, TemplateKind } from './capabilities.ts';
 export { ON_HOST_PROVIDER_CAPABILITIES, SETUP_CONNECTION_TYPES, TEMPLATE_KINDS } from './capabilities.ts';
+export type { ConnectedProviderFactory, ConnectionTest, ProviderConnection } from './connections.ts';
 export type { ProviderErrorCode } from './errors.ts';
 export { isProviderError, PROVIDER_ERROR_CODES, ProviderError } from './errors.ts';
 export type { CollectedExec, ExecChunk, ExecExit, ExecProcess, ExecSource, ExecStreamName } from './exec-output.ts';

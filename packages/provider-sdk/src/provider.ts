@@ -188,6 +188,8 @@ export interface SandboxProvider {
   stop?(instanceId: string): Promise<void>;
   /** Starts a stopped instance again over the same disk (capability `stopStart`); `not_found` when it is gone. */
   start?(instanceId: string): Promise<void>;
+  /** Archives a sandbox instead of destroying it (capability `archiveInsteadOfDelete`); it stops answering until started again. */
+  archive?(instanceId: string): Promise<void>;
   /** Every resource this provider holds for Sandcast, for garbage collection. */
   listInstances(): Promise<ManagedInstance[]>;
   /** Every template artefact this installation's captures made, for garbage collection (optional). */

@@ -3,18 +3,24 @@ import type {
   CustomImageTemplateBody,
   EnvironmentBody,
   EnvironmentRevisionBody,
+  SandboxAction,
   SandboxBody,
+  SessionBody,
+  SessionSandboxBody,
   SetupSessionBody,
 } from '@sandcast/contracts';
 import {
   bootSourceDrift,
   type CustomImageTemplate,
+  type Durability,
   type Environment,
   type EnvironmentRevision,
   type Sandbox,
   SETUP_SESSION_LABELS,
+  type Session,
   type SetupSession,
 } from '@sandcast/core';
+import type { RegisteredProvider } from '../providers/provider-registry.ts';
 import { maskConfig } from '../services/config-secrets.ts';
 import { capabilityOf } from '../services/custom-images/capability.ts';
 import type { ImagesOverview } from '../services/custom-images/custom-images.service.ts';
@@ -25,7 +31,7 @@ import type { ImagesOverview } from '../services/custom-images/custom-images.ser
  */
 
 export function presentEnvironment(environment: Environment): EnvironmentBody {
-  return { ...environment, config: maskConfig(environment.config) };
+  return { ...environment, config: maskConfig(environment.config), connectionId: environment.connectionId ?? null };
 }
 
 export function presentRevision(revision: EnvironmentRevision): EnvironmentRevisionBody {
@@ -64,5 +70,82 @@ export function presentOverview(overview: ImagesOverview): CustomImageOverview {
     activeSession: overview.activeSession ? presentSession(overview.activeSession) : null,
     latestSession: latestSession ? presentSession(latestSession) : null,
     capability: capabilityOf(context.registered.provider.capabilities),
+  };
+}
+
+export function presentAgentSession(session: Session): SessionBody {
+  const { createdByRole: _role, createdByKeyId: _key, ...rest } = session;
+  return rest;
+}
+
+/** What survives a loss of the compute, for each durability. */
+const RECOVERY_CLASSES: Record<Durability, string> = {
+  none: 'ephemeral: nothing survives a loss of the compute; a replacement starts from the pinned revision and runs bootstrap again',
+  provider_snapshot: "provider snapshot: the disk survives through the provider's snapshots; running processes and open terminals do not",
+  checkpointed:
+    'checkpointed: the workspace is restored from its last checkpoint onto replacement compute; running processes, open terminals and memory do not survive',
+};
+
+/** What a caller may do with a session's sandbox now, from its state. */
+function allowedActions(session: Session, sandbox: Sandbox, registered: RegisteredProvider | null): SandboxAction[] {
+  if (session.status === 'ended' || sandbox.status === 'deleted') return [];
+  const flags = registered?.provider.capabilities;
+  switch (sandbox.status) {
+    case 'running':
+      return ['exec', 'files', ...(flags?.pty ? (['terminal'] as const) : []), ...(flags?.stopStart ? (['stop'] as const) : []), 'end'];
+    case 'stopped':
+      return [...(flags?.stopStart ? (['start'] as const) : []), 'end'];
+    case 'starting':
+    case 'lost':
+    case 'failed':
+      return ['end'];
+    default: {
+      const never: never = sandbox.status;
+      return never;
+    }
+  }
+}
+
+/** `GET /api/sessions/:id/sandbox`: the primary sandbox as its session pinned it. */
+export function presentSessionSandbox(view: {
+  session: Session;
+  sandbox: Sandbox;
+  revisionNumber: number | null;
+  registered: RegisteredProvider | null;
+}): SessionSandboxBody {
+  const { session, sandbox, registered } = view;
+  const flags = registered?.provider.capabilities;
+  const networkEnforced = sandbox.spec.containment.network === 'deny';
+  // Sandboxes of every provider registered today run real processes and can install packages.
+  const native = flags?.pty ?? false;
+  return {
+    sandboxId: sandbox.id,
+    sessionId: session.id,
+    environmentId: sandbox.environmentId,
+    environmentRevisionId: sandbox.environmentRevisionId,
+    environmentRevisionNumber: view.revisionNumber,
+    imageId: sandbox.imageId,
+    bindingName: sandbox.bindingName ?? session.bindingName ?? '',
+    target: { provider: sandbox.provider },
+    containment: { ...sandbox.spec.containment, networkEnforced },
+    durability: sandbox.spec.durability,
+    recoveryClass: RECOVERY_CLASSES[sandbox.spec.durability],
+    lifecycle: sandbox.spec.lifecycle,
+    capabilities: {
+      nativeProcesses: native,
+      packages: native,
+      pty: flags?.pty ?? false,
+      ports: flags?.portForward ?? false,
+      // Checkpoints that move between providers do not exist yet.
+      portableCheckpoint: false,
+      networkEnforced,
+    },
+    desiredState: sandbox.desiredStatus,
+    observedState: sandbox.status,
+    failureReason: sandbox.failureReason,
+    generation: sandbox.generation,
+    currentCheckpointId: null,
+    lastActivityAt: sandbox.lastActivityAt,
+    allowedActions: allowedActions(session, sandbox, registered),
   };
 }

@@ -1,7 +1,8 @@
+import { createDaytonaFactory } from '@sandcast/provider-daytona';
 import { createDockerProvider } from '@sandcast/provider-docker';
 import { createFakeProvider } from '@sandcast/provider-fake';
 import { createLocalProvider } from '@sandcast/provider-local';
-import type { SandboxProvider } from '@sandcast/provider-sdk';
+import type { ConnectedProviderFactory, SandboxProvider } from '@sandcast/provider-sdk';
 import type { ServerConfig } from '../config.ts';
 
 /** The providers a server built from this configuration offers. The only place concrete providers are named. */
@@ -14,4 +15,9 @@ export function defaultProviders(config: Pick<ServerConfig, 'dataDir' | 'enableF
   // Tests only: users never see the fake by accident.
   if (config.enableFakeProvider) providers.push(createFakeProvider({ dataDir: config.dataDir }));
   return providers;
+}
+
+/** Providers that run in accounts reached through connections; unavailable until one exists. */
+export function defaultConnectedProviders(): ConnectedProviderFactory[] {
+  return [createDaytonaFactory()];
 }

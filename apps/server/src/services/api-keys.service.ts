@@ -54,6 +54,31 @@ export function createApiKeysService({ store }: { store: Store }) {
       });
     },
 
+    /** Which agents an agent key may start sessions for; every id must name an agent. */
+    async setAllowedAgents(id: string, agentIds: string[], actor: Principal): Promise<ApiKeyRecord> {
+      const unique = [...new Set(agentIds)];
+      const key = await store.repos.apiKeys.get(id);
+      if (!key) throw new SandcastError('not_found', `no API key with id ${id}; GET /api/keys lists them`);
+      for (const agentId of unique) {
+        if (!(await store.repos.agents.get(agentId))) {
+          throw new SandcastError('unprocessable', `no agent with id ${agentId}; GET /api/agents lists them`, {
+            issues: [{ path: 'allowedAgentIds', message: `no agent with id ${agentId}` }],
+          });
+        }
+      }
+      return store.transaction(async (repos) => {
+        const record = (await repos.apiKeys.setAllowedAgents(id, unique))!;
+        await recordActivity(repos, {
+          action: 'api_key.agents_allowed',
+          actor,
+          subjectType: 'api_key',
+          subjectId: id,
+          details: { name: record.name, allowedAgentIds: unique, ignoredForRole: record.role === 'admin' },
+        });
+        return record;
+      });
+    },
+
     /** The principal a bearer key stands for, or null when it is unknown or revoked. */
     async authenticate(secret: string): Promise<Principal | null> {
       const record = await store.repos.apiKeys.findActiveByHash(hashApiKey(secret));

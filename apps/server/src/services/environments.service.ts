@@ -5,6 +5,7 @@ import {
   type EnvironmentRevision,
   environmentConfigIssues,
   type Principal,
+  type SandboxSpec,
   SandcastError,
 } from '@sandcast/core';
 import { isUniqueViolation, type Store } from '@sandcast/db';
@@ -14,6 +15,7 @@ import { recordActivity } from './activity.service.ts';
 import { bootSourceFor, fingerprintOf } from './boot-source.ts';
 import { maskConfig, openConfig, resolveSecretPlaceholders, sealConfig } from './config-secrets.ts';
 import { type Reconciliation, reconcileImageLink } from './custom-images/image-link.ts';
+import { mergeSpec, refuseSpecIssues, type SpecInput, specFromInput, specIssues } from './sandbox-spec-rules.ts';
 import type { SecretBox } from './secrets.ts';
 
 type Doc = Record<string, unknown>;
@@ -22,12 +24,18 @@ export interface CreateEnvironmentInput {
   name: string;
   provider: string;
   config: Doc;
+  connectionId?: string | null | undefined;
+  /** What is missing takes its default. */
+  spec?: SpecInput | undefined;
 }
 
 export interface UpdateEnvironmentInput {
   name?: string | undefined;
   provider?: string | undefined;
   config?: Doc | undefined;
+  connectionId?: string | null | undefined;
+  /** Merged over the current spec field by field. */
+  spec?: SpecInput | undefined;
 }
 
 export type EnvironmentsService = ReturnType<typeof createEnvironmentsService>;
@@ -112,11 +120,40 @@ export function createEnvironmentsService({
     return { open: parsed.data, sealed: sealConfig(parsed.data, registered.secretPaths, secrets) };
   };
 
+  /** The connection an environment of this provider uses: required by a connected provider, refused by the others. */
+  const checkConnection = async (registered: RegisteredProvider, connectionId: string | null): Promise<string | null> => {
+    const provider = registered.provider.id;
+    const refuse = (message: string) =>
+      new SandcastError('unprocessable', message, {
+        reason: 'connection',
+        field: 'connectionId',
+        issues: [{ path: 'connectionId', message }],
+      });
+    if (!registered.connection) {
+      if (connectionId) throw refuse(`the ${provider} provider takes no connection; leave connectionId out`);
+      return null;
+    }
+    if (!connectionId) {
+      throw refuse(
+        `the ${provider} provider runs in an account reached through a connection: send connectionId (POST /api/connections creates one)`,
+      );
+    }
+    const connection = await store.repos.connections.get(connectionId);
+    if (!connection || connection.provider !== provider) {
+      throw refuse(`connectionId: no ${provider} connection with id ${connectionId}; GET /api/connections lists them`);
+    }
+    return connectionId;
+  };
+
   const requireEnvironment = async (id: string): Promise<Environment> => {
     const env = await store.repos.environments.get(id);
     if (!env) throw new SandcastError('not_found', `no environment with id ${id}; GET /api/environments lists them`);
     return env;
   };
+
+  /** The durability must be one the provider declares; credentials stay out of bootstrap; containment is deny. */
+  const checkSpec = (spec: SandboxSpec, registered: RegisteredProvider) =>
+    refuseSpecIssues(specIssues(spec, registered.provider), `the environment's spec is refused`);
 
   const duplicateName = (name: string) =>
     new SandcastError('conflict', `an environment named "${name}" already exists; choose another name or edit that one`, { name });
@@ -135,15 +172,24 @@ export function createEnvironmentsService({
     async create(input: CreateEnvironmentInput, actor: Principal): Promise<Environment> {
       const registered = requireProvider(input.provider);
       const config = await prepareConfig(registered, input.config, null);
+      const connectionId = await checkConnection(registered, input.connectionId ?? null);
+      const spec = specFromInput(input.spec);
+      checkSpec(spec, registered);
       try {
         const created = await store.transaction(async (repos) => {
-          const env = await repos.environments.insert({ name: input.name, provider: input.provider, config: config.sealed });
+          const env = await repos.environments.insert({
+            name: input.name,
+            provider: input.provider,
+            config: config.sealed,
+            connectionId,
+            spec,
+          });
           await recordActivity(repos, {
             action: 'environment.created',
             actor,
             subjectType: 'environment',
             subjectId: env.id,
-            details: { name: env.name, provider: env.provider, revision: 1, config: maskConfig(env.config) },
+            details: { name: env.name, provider: env.provider, revision: 1, config: maskConfig(env.config), spec: env.spec },
             secretPaths: registered.secretPaths.map((p) => `config.${p}`),
           });
           return env;
@@ -172,8 +218,17 @@ export function createEnvironmentsService({
         if (providerChanged || canonicalJson(prepared.open) !== canonicalJson(currentOpen)) configChange = prepared;
       }
       const nameChange = input.name !== undefined && input.name !== current.name ? input.name : undefined;
+      // A provider that takes no connection drops the old one; a connected one keeps it unless another is named.
+      const wantedConnection =
+        input.connectionId !== undefined ? input.connectionId : registered.connection ? (current.connectionId ?? null) : null;
+      const connectionId = await checkConnection(registered, wantedConnection);
+      const connectionChange = connectionId !== (current.connectionId ?? null) ? connectionId : undefined;
+      const mergedSpec = mergeSpec(current.spec, input.spec);
+      // Checked again on a provider change too: the new provider may not honour the durability.
+      if (input.spec !== undefined || providerChanged) checkSpec(mergedSpec, registered);
+      const specChange = canonicalJson(mergedSpec) !== canonicalJson(current.spec) ? mergedSpec : undefined;
       const unchanged: Reconciliation = { action: 'none' };
-      if (configChange === undefined && nameChange === undefined) {
+      if (configChange === undefined && nameChange === undefined && connectionChange === undefined && specChange === undefined) {
         return { environment: current, newRevision: false, customImageReconciliation: unchanged };
       }
       try {
@@ -182,6 +237,8 @@ export function createEnvironmentsService({
             name: nameChange,
             provider: configChange ? providerId : undefined,
             config: configChange?.sealed,
+            connectionId: connectionChange,
+            spec: specChange,
             expectedRevisionId: current.currentRevision.id,
           });
           if (!updated) {
@@ -194,19 +251,27 @@ export function createEnvironmentsService({
             nameChange !== undefined && 'name',
             providerChanged && 'provider',
             configChange !== undefined && 'config',
+            connectionChange !== undefined && 'connectionId',
+            specChange !== undefined && 'spec',
           ].filter(Boolean);
           await recordActivity(repos, {
             action: 'environment.updated',
             actor,
             subjectType: 'environment',
             subjectId: id,
-            details: { changed, revision: updated.environment.currentRevision.number, config: maskConfig(updated.environment.config) },
+            details: {
+              changed,
+              revision: updated.environment.currentRevision.number,
+              config: maskConfig(updated.environment.config),
+              spec: updated.environment.spec,
+            },
             secretPaths: registered.secretPaths.map((p) => `config.${p}`),
           });
-          // A new revision may change what the active custom image was built from.
+          // A new revision may change what the active custom image was built from; a spec-only
+          // one never does, so the image stays linked (to the new revision).
           let customImageReconciliation = unchanged;
-          if (updated.newRevision && configChange) {
-            const bootSource = bootSourceFor(registered, providerId, configChange.open);
+          if (updated.newRevision) {
+            const bootSource = bootSourceFor(registered, providerId, configChange?.open ?? currentOpen);
             customImageReconciliation = await reconcileImageLink(repos, {
               environmentId: id,
               revision: updated.environment.currentRevision,

@@ -7,9 +7,9 @@ import { type Clock, systemClock } from '../clock.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import { recordActivity } from './activity.service.ts';
 import { imageMatches } from './custom-images/image-link.ts';
-import { templateRefOf } from './custom-images/template-ref.ts';
 import { type EnvironmentContextLoader, requireBootable, requireRegisteredProvider } from './environment-context.ts';
 import type { SandboxLifecycle } from './sandbox-lifecycle.ts';
+import { provisionSandbox, type SandboxPlan } from './sessions/primary-sandbox.ts';
 
 export type SandboxesService = ReturnType<typeof createSandboxesService>;
 
@@ -58,6 +58,8 @@ export function createSandboxesService(deps: {
   /** Agents act only on sandboxes created with their own key. */
   const requireUser = (sandbox: Sandbox, actor: Principal, what: string) => {
     if (actor.role !== 'admin' && (actor.keyId === null || sandbox.createdByKeyId !== actor.keyId)) {
+      // Another key's session sandbox does not exist as far as this key is told.
+      if (sandbox.sessionId !== null) throw new SandcastError('not_found', `no sandbox with id ${sandbox.id}`);
       throw new SandcastError('forbidden', `an agent key can ${what} only sandboxes it created`);
     }
   };
@@ -125,49 +127,33 @@ export function createSandboxesService(deps: {
     const ctx = await deps.loadEnvironment(environmentId);
     requireBootable(ctx);
     const active = await store.repos.templates.active(environmentId);
-    const image = active && imageMatches(active, ctx) ? active : null;
-    const sandbox = await store.transaction(async (repos) => {
-      const inserted = await repos.sandboxes.insert({
-        environmentId,
-        environmentRevisionId: ctx.environment.currentRevision.id,
-        imageId: image?.id ?? null,
-        provider: ctx.environment.provider,
-        // Pinned: the idle policy and the rest of the spec follow the revision it booted from.
-        spec: ctx.environment.spec,
-        createdByRole: actor.role,
-        createdByKeyId: actor.keyId,
-      });
-      if (options.activity) {
-        await recordActivity(repos, {
-          action: 'sandbox.created',
-          actor,
-          subjectType: 'sandbox',
-          subjectId: inserted.id,
-          details: { environmentId, revision: ctx.environment.currentRevision.number, imageId: image?.id ?? null },
-        });
-      }
-      return inserted;
-    });
-    try {
-      const created = await ctx.registered.provider.create({
-        sandboxId: sandbox.id,
-        environmentId,
-        config: ctx.environment.config,
-        template: image ? templateRefOf(image) : null,
-      });
-      const running = await store.repos.sandboxes.update(sandbox.id, { providerInstanceId: created.instanceId, status: 'running' });
-      if (image && options.countAsUse) await store.repos.templates.touchLastUsed(image.id);
-      return running!;
-    } catch (error) {
-      await store.repos.sandboxes.update(sandbox.id, { status: 'failed', failureReason: (error as Error).message });
-      if (image && isProviderError(error) && error.code === 'not_found') {
-        throw new SandcastError(
-          'not_found',
-          `the active custom image ${image.id} (${image.providerRef}) no longer exists at the provider; disable it or capture a new one`,
-        );
-      }
-      throw error;
+    const plan: SandboxPlan = {
+      environmentId,
+      revision: ctx.environment.currentRevision,
+      registered: ctx.registered,
+      config: ctx.environment.config,
+      spec: ctx.environment.spec,
+      configOverrides: {},
+      image: active && imageMatches(active, ctx) ? active : null,
+      sessionId: null,
+      bindingName: null,
+    };
+    return provisionSandbox(deps, plan, actor, options);
+  };
+
+  /**
+   * A probe's sandbox is archived where the provider says so (capability `archiveInsteadOfDelete`),
+   * else deleted through the lifecycle like any other.
+   */
+  const retireProbe = async (sandbox: Sandbox, actor: Principal) => {
+    const provider = providerOf(sandbox);
+    await store.repos.sandboxes.update(sandbox.id, { desiredStatus: 'deleted' });
+    if (provider.capabilities.archiveInsteadOfDelete && provider.archive && sandbox.providerInstanceId) {
+      await provider.archive(sandbox.providerInstanceId);
+      await store.repos.sandboxes.update(sandbox.id, { status: 'deleted' });
+      return;
     }
+    await lifecycle.converge(sandbox.id, { actor, activity: false });
   };
 
   return {
@@ -214,6 +200,23 @@ export function createSandboxesService(deps: {
     execStream: (id: string, body: ExecBody, actor: Principal): Promise<ExecProcess> =>
       inRunningSandbox(id, actor, (provider, instanceId) => provider.execStream(instanceId, body)),
 
+    /** A file's bytes (the caller caps what it answers with). */
+    readFile: (id: string, path: string, actor: Principal): Promise<Buffer> =>
+      inRunningSandbox(id, actor, async (provider, instanceId) => {
+        try {
+          return await provider.readFile(instanceId, path);
+        } catch (error) {
+          // A missing file is not a missing sandbox: only the provider's own word says it lost the compute.
+          if (isProviderError(error) && error.code === 'not_found' && (await provider.inspect(instanceId)).status !== 'missing') {
+            throw new SandcastError('not_found', `no file at ${path} in the sandbox; write it first or check the path`);
+          }
+          throw error;
+        }
+      }),
+
+    writeFile: (id: string, path: string, data: Buffer, mode: number | undefined, actor: Principal): Promise<void> =>
+      inRunningSandbox(id, actor, (provider, instanceId) => provider.writeFile(instanceId, path, data, { mode })),
+
     /** Boots a sandbox the way a run would, runs a short check, and tears it down. */
     async probe(environmentId: string, actor: Principal): Promise<ProbeAnswer> {
       const started = performance.now();
@@ -249,13 +252,10 @@ export function createSandboxesService(deps: {
           },
         };
       } finally {
-        if (sandbox) {
-          const probed = sandbox;
-          await store.repos.sandboxes
-            .update(probed.id, { desiredStatus: 'deleted' })
-            .then(() => lifecycle.converge(probed.id, { actor, activity: false }))
-            .catch((err: unknown) => deps.log.warn({ err }, 'probe teardown failed; the reconciler will retry'));
-        }
+        if (sandbox)
+          await retireProbe(sandbox, actor).catch((err: unknown) =>
+            deps.log.warn({ err }, 'probe teardown failed; the reconciler will retry'),
+          );
         await recordActivity(store.repos, {
           action: 'environment.probed',
           actor,

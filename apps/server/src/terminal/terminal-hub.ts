@@ -1,5 +1,5 @@
 import { TERMINAL_REPLAY_BYTES, type TerminalCloseReason } from '@sandcast/contracts';
-import type { SetupSession, SetupSessionStatus } from '@sandcast/core';
+import type { SetupSessionStatus } from '@sandcast/core';
 import type { PtyStream } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, systemClock } from '../clock.ts';
@@ -9,6 +9,7 @@ import type { SetupSessionsService } from '../services/custom-images/setup-sessi
 import { requireRegisteredProvider } from '../services/environment-context.ts';
 import { ReplayBuffer } from './replay-buffer.ts';
 import { HostKeyChangedError, openSshSource } from './ssh-source.ts';
+import { isSandboxTarget, type TerminalTarget } from './terminal-target.ts';
 import { TerminalRefusal, type TerminalTokensService } from './terminal-tokens.service.ts';
 
 /** Above this many unsent bytes on any attached socket the source is paused… */
@@ -41,6 +42,9 @@ function endReasonOf(status: SetupSessionStatus): TerminalCloseReason {
   }
 }
 
+/** The shell map's key: setup sessions by their id, sandboxes by theirs (prefixed, so they never collide). */
+const keyOf = (target: TerminalTarget) => (isSandboxTarget(target) ? `sandbox:${target.sandbox.id}` : target.id);
+
 /** One socket watching a shell. The hub calls these; the socket layer implements them. */
 export interface TerminalViewer {
   output(chunk: Buffer): void;
@@ -61,6 +65,7 @@ export interface AttachedShell {
 }
 
 interface Shell {
+  /** The setup session's id, or `sandbox:<id>` (logs call it setupSessionId either way). */
   setupSessionId: string;
   source: PtyStream;
   viewers: Set<TerminalViewer>;
@@ -163,7 +168,12 @@ export function createTerminalHub(deps: {
     shell.expiryTimer.unref();
   };
 
-  const openSource = async (session: SetupSession, size: { cols: number; rows: number }): Promise<PtyStream> => {
+  const openSource = async (target: TerminalTarget, size: { cols: number; rows: number }): Promise<PtyStream> => {
+    if (isSandboxTarget(target)) {
+      const { sandbox } = target;
+      return requireRegisteredProvider(deps.providers, sandbox.provider).provider.openPty(sandbox.providerInstanceId!, size);
+    }
+    const session = target;
     const provider = requireRegisteredProvider(deps.providers, session.provider).provider;
     if (session.connectionSummary.type !== 'ssh') return provider.openPty(session.providerLeaseId!, size);
     const payload = deps.setupSessions.connectionPayload(session);
@@ -196,15 +206,16 @@ export function createTerminalHub(deps: {
     }
   };
 
-  const shellFor = async (session: SetupSession, size: { cols: number; rows: number }): Promise<{ shell: Shell; reattached: boolean }> => {
-    const existing = shells.get(session.id);
+  const shellFor = async (target: TerminalTarget, size: { cols: number; rows: number }): Promise<{ shell: Shell; reattached: boolean }> => {
+    const key = keyOf(target);
+    const existing = shells.get(key);
     if (existing) return { shell: existing, reattached: true };
-    const pending = opening.get(session.id);
+    const pending = opening.get(key);
     if (pending) return { shell: await pending, reattached: true };
     const open = (async () => {
-      const source = await openSource(session, size);
+      const source = await openSource(target, size);
       const shell: Shell = {
-        setupSessionId: session.id,
+        setupSessionId: key,
         source,
         viewers: new Set(),
         replay: new ReplayBuffer(TERMINAL_REPLAY_BYTES),
@@ -221,20 +232,21 @@ export function createTerminalHub(deps: {
       // was torn down because the setup ended; the session's status says which, so a teardown
       // that beats the end event still reports the setup's reason.
       source.onExit(() => {
-        deps.setupSessions.requireSession(session.id).then(
+        if (isSandboxTarget(target)) return endShell(shell, 'sandbox_ended');
+        deps.setupSessions.requireSession(target.id).then(
           (now) => endShell(shell, endReasonOf(now.status)),
           () => endShell(shell, 'ssh_closed'),
         );
       });
-      shells.set(session.id, shell);
-      armExpiry(shell, session.expiresAt);
+      shells.set(key, shell);
+      if (!isSandboxTarget(target)) armExpiry(shell, target.expiresAt);
       return shell;
     })();
-    opening.set(session.id, open);
+    opening.set(key, open);
     try {
       return { shell: await open, reattached: false };
     } finally {
-      opening.delete(session.id);
+      opening.delete(key);
     }
   };
 
@@ -244,13 +256,15 @@ export function createTerminalHub(deps: {
   });
 
   return {
-    /** Attaches a viewer to the setup session's shell, opening the shell if there is none. */
-    async attach(session: SetupSession, viewer: TerminalViewer, size: { cols: number; rows: number }): Promise<AttachedShell> {
+    /** Attaches a viewer to the target's shell, opening the shell if there is none. */
+    async attach(target: TerminalTarget, viewer: TerminalViewer, size: { cols: number; rows: number }): Promise<AttachedShell> {
       if (shuttingDown) throw new TerminalRefusal('the server is shutting down');
-      const { shell, reattached } = await shellFor(session, size);
+      const { shell, reattached } = await shellFor(target, size);
       if (shell.ended) throw new TerminalRefusal('the terminal ended while it was being opened; ask for a new token');
       if (shell.viewers.size >= MAX_VIEWERS_PER_SHELL) {
-        throw new TerminalRefusal(`${MAX_VIEWERS_PER_SHELL} terminals are already attached to this setup session; close one first`);
+        throw new TerminalRefusal(
+          `${MAX_VIEWERS_PER_SHELL} terminals are already attached to this ${isSandboxTarget(target) ? 'sandbox' : 'setup session'}; close one first`,
+        );
       }
       const replay = reattached ? shell.replay.snapshot() : Buffer.alloc(0);
       shell.viewers.add(viewer);
@@ -266,6 +280,12 @@ export function createTerminalHub(deps: {
           maybeResume(shell);
         },
       };
+    },
+
+    /** The sandbox is going away (its session ended): its shell ends now, whatever its provider does with the PTY. */
+    endSandbox(sandboxId: string): void {
+      const shell = shells.get(`sandbox:${sandboxId}`);
+      if (shell) endShell(shell, 'sandbox_ended');
     },
 
     /** Number of live shells (tests, metrics). */

@@ -12,6 +12,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { connectionGuard } from '../ssh-gateway/connection-guard.ts';
 import type { AttachedShell, TerminalHub, TerminalViewer } from './terminal-hub.ts';
+import type { TerminalTarget } from './terminal-target.ts';
 import { TerminalRefusal, type TerminalTokensService } from './terminal-tokens.service.ts';
 
 /** Frames a client may send while its auth frame is being checked; more is a misbehaving client. */
@@ -26,6 +27,8 @@ export interface TerminalSocketDeps {
   tokens: TerminalTokensService;
   log: FastifyBaseLogger;
   authTimeoutMs: number;
+  /** What the path's id names: a setup session (`:sessionId`, the default) or a session (`:id`, its primary sandbox). */
+  target?: 'setup' | 'session' | undefined;
 }
 
 const byteLength = (data: RawData): number =>
@@ -41,10 +44,11 @@ const toBuffer = (data: RawData): Buffer =>
  */
 export function handleTerminalSocket(
   socket: WebSocket,
-  request: { params: { sessionId: string }; query: unknown },
+  request: { params: { sessionId?: string; id?: string }; query: unknown },
   deps: TerminalSocketDeps,
 ): void {
-  const setupSessionId = request.params.sessionId;
+  // Named so in logs for both kinds of target.
+  const setupSessionId = (deps.target === 'session' ? request.params.id : request.params.sessionId) ?? '';
   let state: 'awaiting_auth' | 'authenticating' | 'attached' | 'closed' = 'awaiting_auth';
   let attached: AttachedShell | null = null;
   let terminalSessionId: string | null = null;
@@ -141,9 +145,12 @@ export function handleTerminalSocket(
     clearTimeout(authTimer);
     try {
       terminalSessionId = query.data.terminalSessionId;
-      const { session } = await deps.tokens.authenticate({ setupSessionId, terminalSessionId, token });
+      const target: TerminalTarget =
+        deps.target === 'session'
+          ? await deps.tokens.authenticateSession({ sessionId: setupSessionId, terminalSessionId, token })
+          : (await deps.tokens.authenticate({ setupSessionId, terminalSessionId, token })).session;
       if (state !== 'authenticating') return; // the client went away meanwhile
-      const shell = await deps.hub.attach(session, viewer, pendingSize ?? size);
+      const shell = await deps.hub.attach(target, viewer, pendingSize ?? size);
       if (state !== 'authenticating') {
         shell.detach();
         return;

@@ -1,14 +1,31 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { API_PATHS, fillPath, TERMINAL_TOKEN_TTL_MS, type TerminalSessionTokenAnswer } from '@sandcast/contracts';
-import { isRunningSetup, type Principal, SandcastError, SETUP_SESSION_LABELS, type SetupSession } from '@sandcast/core';
+import {
+  isRunningSetup,
+  type Principal,
+  type Sandbox,
+  SandcastError,
+  SETUP_SESSION_LABELS,
+  type Session,
+  type SetupSession,
+} from '@sandcast/core';
 import type { Store, TerminalSessionRecord } from '@sandcast/db';
 import { type Clock, systemClock } from '../clock.ts';
 import type { SetupSessionsService } from '../services/custom-images/setup-sessions.service.ts';
+import type { SandboxTerminalTarget } from './terminal-target.ts';
 
 /** A refused terminal connection; the message is sent to the client as `{type:"error"}`. */
 export class TerminalRefusal extends Error {}
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+
+const requireRunningSandbox = (sandbox: Sandbox) => {
+  if (sandbox.status !== 'running' || !sandbox.providerInstanceId) {
+    throw new SandcastError('conflict', `sandbox ${sandbox.id} is ${sandbox.status}; a terminal opens only while it is running`, {
+      status: sandbox.status,
+    });
+  }
+};
 
 const connectionTypeOf = (session: SetupSession): 'pty' | 'ssh' => (session.connectionSummary.type === 'ssh' ? 'ssh' : 'pty');
 
@@ -30,6 +47,32 @@ export function createTerminalTokensService(deps: { store: Store; setupSessions:
       });
     }
     return session;
+  };
+
+  /** Uses a token once for `target`; a TerminalRefusal says why it cannot. */
+  const consume = async (
+    target: { setupSessionId: string } | { sandboxId: string },
+    input: { terminalSessionId: string; token: string },
+  ) => {
+    const outcome = await store.repos.terminalSessions.consume({
+      ...target,
+      id: input.terminalSessionId,
+      tokenHash: hashToken(input.token),
+      now: clock.now(),
+    });
+    if (outcome.ok) return outcome.record;
+    switch (outcome.why) {
+      case 'unknown':
+        throw new TerminalRefusal('the token is not valid for this terminal session; ask for a new terminal-session-token');
+      case 'already_used':
+        throw new TerminalRefusal('the token was already used (tokens are single-use); ask for a new terminal-session-token to reconnect');
+      case 'expired':
+        throw new TerminalRefusal('the token expired before it was used; ask for a new terminal-session-token');
+      default: {
+        const never: never = outcome.why;
+        return never;
+      }
+    }
   };
 
   return {
@@ -58,9 +101,37 @@ export function createTerminalTokensService(deps: { store: Store; setupSessions:
         token,
         expiresAt: record.connectExpiresAt,
         setupSessionId,
+        sessionId: null,
         environmentId: session.environmentId,
         connectionType: record.connectionType,
         websocketPath: `${fillPath(API_PATHS.terminalSocket, { sessionId: setupSessionId })}?terminalSessionId=${encodeURIComponent(record.id)}`,
+      };
+    },
+
+    /**
+     * A connect token for a session's primary sandbox (the caller checked the session is the
+     * actor's and active): usable for 5 minutes; the terminal then lives as long as the sandbox.
+     */
+    async issueForSession(session: Session, sandbox: Sandbox, actor: Principal): Promise<TerminalSessionTokenAnswer> {
+      requireRunningSandbox(sandbox);
+      const token = randomBytes(32).toString('base64url');
+      const record = await store.repos.terminalSessions.insert({
+        sandboxId: sandbox.id,
+        tokenHash: hashToken(token),
+        connectionType: 'pty',
+        connectExpiresAt: new Date(clock.now().getTime() + TERMINAL_TOKEN_TTL_MS),
+        sessionExpiresAt: null,
+        createdByKeyId: actor.keyId,
+      });
+      return {
+        id: record.id,
+        token,
+        expiresAt: record.connectExpiresAt,
+        setupSessionId: null,
+        sessionId: session.id,
+        environmentId: sandbox.environmentId,
+        connectionType: 'pty',
+        websocketPath: `${fillPath(API_PATHS.sessionTerminalSocket, { id: session.id })}?terminalSessionId=${encodeURIComponent(record.id)}`,
       };
     },
 
@@ -70,28 +141,7 @@ export function createTerminalTokensService(deps: { store: Store; setupSessions:
       terminalSessionId: string;
       token: string;
     }): Promise<{ record: TerminalSessionRecord; session: SetupSession }> {
-      const outcome = await store.repos.terminalSessions.consume({
-        id: input.terminalSessionId,
-        setupSessionId: input.setupSessionId,
-        tokenHash: hashToken(input.token),
-        now: clock.now(),
-      });
-      if (!outcome.ok) {
-        switch (outcome.why) {
-          case 'unknown':
-            throw new TerminalRefusal('the token is not valid for this terminal session; ask for a new terminal-session-token');
-          case 'already_used':
-            throw new TerminalRefusal(
-              'the token was already used (tokens are single-use); ask for a new terminal-session-token to reconnect',
-            );
-          case 'expired':
-            throw new TerminalRefusal('the token expired before it was used; ask for a new terminal-session-token');
-          default: {
-            const never: never = outcome.why;
-            return never;
-          }
-        }
-      }
+      const record = await consume({ setupSessionId: input.setupSessionId }, input);
       const session = await setupSessions.requireSession(input.setupSessionId).catch(() => null);
       if (!isRunningSetup(session)) {
         const status = session?.status ?? 'gone';
@@ -99,7 +149,25 @@ export function createTerminalTokensService(deps: { store: Store; setupSessions:
           `the setup session is ${status}${session ? ` ("${SETUP_SESSION_LABELS[session.status]}")` : ''}; a terminal opens only while the setup is running`,
         );
       }
-      return { record: outcome.record, session };
+      return { record, session };
+    },
+
+    /**
+     * Uses a token for a session's sandbox terminal once: the session must still be active and
+     * its primary sandbox running.
+     */
+    async authenticateSession(input: { sessionId: string; terminalSessionId: string; token: string }): Promise<SandboxTerminalTarget> {
+      const session = await store.repos.sessions.get(input.sessionId);
+      const sandboxId = session?.primarySandboxId;
+      if (!session || !sandboxId) throw new TerminalRefusal('the token is not valid for this terminal session; ask for a new pty-token');
+      await consume({ sandboxId }, input);
+      if (session.status !== 'active') throw new TerminalRefusal('the session has ended; a terminal opens only while it is active');
+      const sandbox = await store.repos.sandboxes.get(sandboxId);
+      if (sandbox?.status !== 'running' || !sandbox.providerInstanceId) {
+        throw new TerminalRefusal(`the session's sandbox is ${sandbox?.status ?? 'gone'}; a terminal opens only while it is running`);
+      }
+      await store.repos.sandboxes.touch(sandbox.id, clock.now());
+      return { kind: 'sandbox', sandbox };
     },
 
     /** A token that appeared in a URL counts as leaked: it can no longer be used. */

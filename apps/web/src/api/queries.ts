@@ -123,3 +123,9 @@ export function useSessionSandbox(id: string, enabled = true) {
     },
   });
 }
+
+/** Provider connections (their secrets only as placeholders). */
+export function useConnections(enabled = true) {
+  const client = useClient();
+  return useQuery({ queryKey: queryKeys.connections, queryFn: () => client.connections.list(), enabled });
+}

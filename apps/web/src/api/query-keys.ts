@@ -4,6 +4,7 @@ export const queryKeys = {
   authSession: ['auth-session'] as const,
   settings: ['settings'] as const,
   targets: ['targets'] as const,
+  connections: ['connections'] as const,
   environments: ['environments'] as const,
   environment: (id: string) => ['environments', id] as const,
   revisions: (id: string) => ['environments', id, 'revisions'] as const,

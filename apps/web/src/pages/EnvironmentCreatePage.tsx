@@ -5,12 +5,13 @@ import { Link, useNavigate } from 'react-router';
 import { toast } from 'sonner';
 import { useClient } from '../api/client-context.tsx';
 import { errorCode, errorMessage, fieldErrors } from '../api/errors.ts';
-import { useTargets } from '../api/queries.ts';
+import { useConnections, useTargets } from '../api/queries.ts';
 import { queryKeys } from '../api/query-keys.ts';
 import { Breadcrumb } from '../components/Breadcrumb.tsx';
 import { Button } from '../components/Button.tsx';
 import { Section } from '../components/Section.tsx';
 import { ErrorState, Skeleton } from '../components/States.tsx';
+import { ConnectionPicker } from '../modules/connections/ConnectionPicker.tsx';
 import { ConfigForm, missingRequired } from '../modules/environments/ConfigForm.tsx';
 import { HostNetworkWarning } from '../modules/environments/HostNetworkWarning.tsx';
 import type { JsonSchema } from '../modules/environments/json-schema.ts';
@@ -24,11 +25,20 @@ export function EnvironmentCreatePage() {
   const [name, setName] = useState('');
   const [provider, setProvider] = useState('');
   const [config, setConfig] = useState<Record<string, unknown>>({});
+  const [connectionId, setConnectionId] = useState('');
   // The app's own checks, shown at their field once the operator has tried to submit.
   const [checked, setChecked] = useState(false);
   const target = targets.data?.find((t) => t.provider === provider);
+  const needsConnection = target?.connection !== undefined;
+  const connections = useConnections(needsConnection);
   const create = useMutation({
-    mutationFn: () => client.environments.create({ name: name.trim(), provider, config }),
+    mutationFn: () =>
+      client.environments.create({
+        name: name.trim(),
+        provider,
+        config,
+        ...(needsConnection ? { connectionId: connectionId || null } : {}),
+      }),
     onSuccess: (env) => {
       void queryClient.invalidateQueries({ queryKey: queryKeys.environments });
       toast.success(`Environment ${env.name} created.`);
@@ -47,11 +57,13 @@ export function EnvironmentCreatePage() {
     (checked ? nameProblem : null) ??
     (create.isError && errorCode(create.error) === 'conflict' ? errorMessage(create.error) : (serverFields.name ?? null));
   const configErrors = { ...(create.isError ? fieldErrors(create.error, 'config') : {}), ...(checked ? configMissing : {}) };
-  const fieldLevel = nameError !== null || Object.keys(configErrors).length > 0;
+  const connectionProblem = needsConnection && !connectionId ? 'Required — choose the connection whose account runs the sandboxes.' : null;
+  const connectionError = (checked ? connectionProblem : null) ?? (create.isError ? (serverFields.connectionId ?? null) : null);
+  const fieldLevel = nameError !== null || Object.keys(configErrors).length > 0 || connectionError !== null;
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setChecked(true);
-    if (nameProblem || Object.keys(configMissing).length > 0) return;
+    if (nameProblem || Object.keys(configMissing).length > 0 || connectionProblem) return;
     create.mutate();
   };
   // An answer about the old input is stale once the input changes.
@@ -105,11 +117,32 @@ export function EnvironmentCreatePage() {
             onChange={(next) => {
               setProvider(next);
               setConfig({});
+              setConnectionId('');
               edited();
             }}
           />
         )}
       </Section>
+      {target && needsConnection ? (
+        <Section title="Connection" description={`${target.displayName} runs sandboxes in the account of a connection.`}>
+          {connections.isPending ? (
+            <Skeleton label="Loading connections" />
+          ) : connections.isError ? (
+            <ErrorState error={connections.error} onRetry={() => connections.refetch()} />
+          ) : (
+            <ConnectionPicker
+              provider={target.provider}
+              connections={connections.data}
+              value={connectionId}
+              onChange={(next) => {
+                setConnectionId(next);
+                edited();
+              }}
+              error={connectionError}
+            />
+          )}
+        </Section>
+      ) : null}
       {target ? (
         <Section title={`${target.displayName} configuration`}>
           <ConfigForm

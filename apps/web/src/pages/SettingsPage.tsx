@@ -1,5 +1,6 @@
 import type { InstanceSettingsPatchBody } from '@sandcast/contracts';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { Link } from 'react-router';
 import { toast } from 'sonner';
 import { useClient } from '../api/client-context.tsx';
 import { errorMessage } from '../api/errors.ts';
@@ -31,6 +32,14 @@ export function SettingsPage() {
       <div>
         <p className="text-sm text-zinc-400">Settings</p>
         <h1 className="text-xl font-semibold text-white">Instance settings</h1>
+        {settings.data?.experimental.enableEnvironments ? (
+          <p className="mt-1 text-sm">
+            <Link to="/settings/connections" className="text-teal-300 underline">
+              Connections
+            </Link>{' '}
+            <span className="text-zinc-400">— credentials for providers such as Daytona</span>
+          </p>
+        ) : null}
       </div>
       <Section id="experimental" title="Experimental" description="Features that are still changing. Each is off until you turn it on.">
         {settings.isPending ? (

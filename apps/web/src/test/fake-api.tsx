@@ -79,6 +79,7 @@ export const environment: EnvironmentBody = {
     bootstrap: [],
     containment: { network: 'deny', hosts: [] },
   },
+  connectionId: null,
   currentRevision: { id: 'rev_1', number: 1, createdAt: T0 },
   createdAt: T0,
   updatedAt: T0,

@@ -10,6 +10,8 @@ export interface NewEnvironment {
   config: Record<string, unknown>;
   /** Default: the default spec. */
   spec?: SandboxSpec | undefined;
+  /** The provider connection, for providers that need one. */
+  connectionId?: string | null | undefined;
 }
 
 export interface EnvironmentChange {
@@ -19,6 +21,8 @@ export interface EnvironmentChange {
   config?: Record<string, unknown> | undefined;
   /** A new spec also inserts revision N+1. */
   spec?: SandboxSpec | undefined;
+  /** A new connection (null clears it); not a revision: it says whose account, not what the sandbox is. */
+  connectionId?: string | null | undefined;
   /** Compare-and-set guard: the revision the caller read. */
   expectedRevisionId: string;
 }
@@ -42,6 +46,7 @@ const toEnvironment = (row: EnvRow, revision: RevisionRow): Environment => ({
   provider: row.provider,
   config: row.config,
   spec: withSpecDefaults(row.spec),
+  connectionId: row.connectionId ?? null,
   currentRevision: { id: revision.id, number: revision.number, createdAt: revision.createdAt.toISOString() },
   createdAt: row.createdAt.toISOString(),
   updatedAt: row.updatedAt.toISOString(),
@@ -87,6 +92,7 @@ export function createEnvironmentsRepo(db: Db) {
           provider: input.provider,
           config: input.config,
           spec: { ...(input.spec ?? {}) },
+          connectionId: input.connectionId ?? null,
           currentRevisionId: revisionId,
           createdAt: now,
           updatedAt: now,
@@ -130,7 +136,15 @@ export function createEnvironmentsRepo(db: Db) {
       }
       const updated = await db
         .update(environments)
-        .set({ name: change.name ?? row.env.name, provider, config, spec, currentRevisionId: revision.id, updatedAt: now })
+        .set({
+          name: change.name ?? row.env.name,
+          provider,
+          config,
+          spec,
+          ...(change.connectionId !== undefined ? { connectionId: change.connectionId } : {}),
+          currentRevisionId: revision.id,
+          updatedAt: now,
+        })
         .where(and(eq(environments.id, id), eq(environments.currentRevisionId, change.expectedRevisionId)))
         .returning();
       if (!updated[0]) return null;
@@ -143,6 +157,16 @@ export function createEnvironmentsRepo(db: Db) {
     },
 
     /** Newest first. */
+    /** Names of the environments that use a connection (a delete refuses while there are any). */
+    async namesUsingConnection(connectionId: string): Promise<string[]> {
+      const rows = await db
+        .select({ name: environments.name })
+        .from(environments)
+        .where(eq(environments.connectionId, connectionId))
+        .orderBy(asc(environments.name));
+      return rows.map((r) => r.name);
+    },
+
     async revisions(environmentId: string): Promise<EnvironmentRevision[]> {
       const rows = await db
         .select()

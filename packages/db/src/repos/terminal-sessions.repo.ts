@@ -5,24 +5,28 @@ import { terminalHostKeyPins, terminalSessions } from '../schema.ts';
 
 export interface TerminalSessionRecord {
   id: string;
-  setupSessionId: string;
+  /** What it attaches to: a setup session's sandbox, or a sandbox (a session's primary one). */
+  setupSessionId: string | null;
+  sandboxId: string | null;
   connectionType: 'pty' | 'ssh';
   connectExpiresAt: string;
-  sessionExpiresAt: string;
+  sessionExpiresAt: string | null;
   consumedAt: string | null;
   closedAt: string | null;
   closeReason: string | null;
   createdAt: string;
 }
 
-export interface NewTerminalSession {
-  setupSessionId: string;
+/** Exactly one target: a setup session or a sandbox. */
+export type TerminalTarget = { setupSessionId: string; sandboxId?: undefined } | { sandboxId: string; setupSessionId?: undefined };
+
+export type NewTerminalSession = TerminalTarget & {
   tokenHash: string;
   connectionType: 'pty' | 'ssh';
   connectExpiresAt: Date;
-  sessionExpiresAt: Date;
+  sessionExpiresAt: Date | null;
   createdByKeyId: string | null;
-}
+};
 
 /** Why a token was not accepted, or the record it opened. */
 export type ConsumeOutcome =
@@ -34,9 +38,10 @@ export type HostKeyPinOutcome = { ok: true; pinned: string; firstUse: boolean } 
 const toRecord = (row: typeof terminalSessions.$inferSelect): TerminalSessionRecord => ({
   id: row.id,
   setupSessionId: row.setupSessionId,
+  sandboxId: row.sandboxId,
   connectionType: row.connectionType,
   connectExpiresAt: row.connectExpiresAt.toISOString(),
-  sessionExpiresAt: row.sessionExpiresAt.toISOString(),
+  sessionExpiresAt: row.sessionExpiresAt?.toISOString() ?? null,
   consumedAt: row.consumedAt?.toISOString() ?? null,
   closedAt: row.closedAt?.toISOString() ?? null,
   closeReason: row.closeReason,
@@ -64,13 +69,15 @@ export function createTerminalSessionsRepo(db: Db) {
     },
 
     /**
-     * Uses the token: succeeds once, for the record with this id, setup session and token hash,
-     * while its connect window is open at `now`.
+     * Uses the token: succeeds once, for the record with this id, target and token hash, while
+     * its connect window is open at `now`.
      */
-    async consume(input: { id: string; setupSessionId: string; tokenHash: string; now: Date }): Promise<ConsumeOutcome> {
+    async consume(input: TerminalTarget & { id: string; tokenHash: string; now: Date }): Promise<ConsumeOutcome> {
       const mine = and(
         eq(terminalSessions.id, input.id),
-        eq(terminalSessions.setupSessionId, input.setupSessionId),
+        input.sandboxId !== undefined
+          ? eq(terminalSessions.sandboxId, input.sandboxId)
+          : eq(terminalSessions.setupSessionId, input.setupSessionId),
         eq(terminalSessions.tokenHash, input.tokenHash),
       );
       const rows = await db

@@ -11,10 +11,12 @@ export function registerEnvCreate(env: Command): void {
     .requiredOption('--provider <id>', 'sandbox provider (see `sandcast targets`)')
     .addOption(configOption())
     .addOption(setOption())
-    .action(async (name: string, options: { provider: string; config?: string; set?: string[] }, command: Command) => {
+    .option('--connection <connection>', 'the provider connection (name or id) for providers that need one')
+    .action(async (name: string, options: { provider: string; config?: string; set?: string[]; connection?: string }, command: Command) => {
       const ctx = contextFrom(command);
       const config = applyAssignments(parseConfigJson(options.config) ?? {}, options.set ?? []);
-      const created = await ctx.client.environments.create({ name, provider: options.provider, config });
+      const connectionId = options.connection ? (await ctx.client.connections.resolve(options.connection)).id : undefined;
+      const created = await ctx.client.environments.create({ name, provider: options.provider, config, connectionId });
       ctx.print(created, () => `created environment ${created.name} (revision 1)\n${renderEnvironment(created)}`);
     });
 }

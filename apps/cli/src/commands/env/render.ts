@@ -6,6 +6,7 @@ export function renderEnvironment(env: EnvironmentBody): string {
     `name:      ${env.name}`,
     `id:        ${env.id}`,
     `provider:  ${env.provider}`,
+    ...(env.connectionId ? [`connection: ${env.connectionId}`] : []),
     `revision:  ${env.currentRevision.number} (${env.currentRevision.id}), made ${formatTime(env.currentRevision.createdAt)}`,
     `updated:   ${formatTime(env.updatedAt)}`,
     `config:    ${JSON.stringify(env.config, null, 2).replaceAll('\n', '\n           ')}`,

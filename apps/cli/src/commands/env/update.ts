@@ -12,26 +12,39 @@ export function registerEnvUpdate(env: Command): void {
     .option('--provider <id>', 'move it to another provider')
     .addOption(configOption())
     .addOption(setOption())
-    .action(async (idOrName: string, options: { name?: string; provider?: string; config?: string; set?: string[] }, command: Command) => {
-      const ctx = contextFrom(command);
-      const current = await ctx.client.environments.resolve(idOrName);
-      const replaced = parseConfigJson(options.config);
-      // --set edits the current config (its secrets travel back as placeholders, which keep them).
-      const config = options.set?.length ? applyAssignments(replaced ?? current.config, options.set) : replaced;
-      if (options.name === undefined && options.provider === undefined && config === undefined) {
-        throw new UsageError('nothing to change: pass --name, --provider, --config or --set');
-      }
-      const updated = await ctx.client.environments.update(current.id, { name: options.name, provider: options.provider, config });
-      const note =
-        updated.currentRevision.number === current.currentRevision.number
-          ? 'no new revision'
-          : `revision ${current.currentRevision.number} → ${updated.currentRevision.number}`;
-      ctx.print(updated, () =>
-        [
-          `updated ${updated.name} (${note})`,
-          renderEnvironment(updated),
-          ...describeReconciliation(updated.name, updated.customImageReconciliation),
-        ].join('\n'),
-      );
-    });
+    .option('--connection <connection>', 'use another provider connection (name or id)')
+    .action(
+      async (
+        idOrName: string,
+        options: { name?: string; provider?: string; config?: string; set?: string[]; connection?: string },
+        command: Command,
+      ) => {
+        const ctx = contextFrom(command);
+        const current = await ctx.client.environments.resolve(idOrName);
+        const replaced = parseConfigJson(options.config);
+        // --set edits the current config (its secrets travel back as placeholders, which keep them).
+        const config = options.set?.length ? applyAssignments(replaced ?? current.config, options.set) : replaced;
+        if (options.name === undefined && options.provider === undefined && config === undefined && options.connection === undefined) {
+          throw new UsageError('nothing to change: pass --name, --provider, --config, --set or --connection');
+        }
+        const connectionId = options.connection ? (await ctx.client.connections.resolve(options.connection)).id : undefined;
+        const updated = await ctx.client.environments.update(current.id, {
+          name: options.name,
+          provider: options.provider,
+          config,
+          connectionId,
+        });
+        const note =
+          updated.currentRevision.number === current.currentRevision.number
+            ? 'no new revision'
+            : `revision ${current.currentRevision.number} → ${updated.currentRevision.number}`;
+        ctx.print(updated, () =>
+          [
+            `updated ${updated.name} (${note})`,
+            renderEnvironment(updated),
+            ...describeReconciliation(updated.name, updated.customImageReconciliation),
+          ].join('\n'),
+        );
+      },
+    );
 }

@@ -1,4 +1,4 @@
-import { API_PATHS, CreateApiKeyBodySchema } from '@sandcast/contracts';
+import { API_PATHS, CreateApiKeyBodySchema, UpdateApiKeyBodySchema } from '@sandcast/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { ApiKeysService } from '../../services/api-keys.service.ts';
 import { parse } from '../validate.ts';
@@ -9,6 +9,10 @@ export function registerKeyRoutes(app: FastifyInstance, deps: { apiKeys: ApiKeys
   app.post(API_PATHS.apiKeys, { config }, async (request, reply) => {
     const created = await deps.apiKeys.create(parse(CreateApiKeyBodySchema, request.body), request.principal!);
     return reply.status(201).send(created);
+  });
+  app.patch<{ Params: { id: string } }>(API_PATHS.apiKey, { config }, async (request) => {
+    const body = parse(UpdateApiKeyBodySchema, request.body);
+    return { key: await deps.apiKeys.setAllowedAgents(request.params.id, body.allowedAgentIds, request.principal!) };
   });
   app.delete<{ Params: { id: string } }>(API_PATHS.apiKey, { config }, async (request) => ({
     key: await deps.apiKeys.revoke(request.params.id, request.principal!),

@@ -6,7 +6,7 @@ import type { ProviderRegistry } from '../../providers/provider-registry.ts';
 export function registerTargetRoutes(app: FastifyInstance, deps: { providers: ProviderRegistry }): void {
   app.get(API_PATHS.sandboxTargets, { config: { access: 'admin' } }, async () => {
     const targets = await Promise.all(
-      deps.providers.list().map(async ({ provider, jsonSchema }): Promise<SandboxTarget> => {
+      deps.providers.list().map(async ({ provider, jsonSchema, connection }): Promise<SandboxTarget> => {
         const availability = await availabilityOf(() => provider.availability());
         return {
           provider: provider.id,
@@ -15,6 +15,7 @@ export function registerTargetRoutes(app: FastifyInstance, deps: { providers: Pr
           ...(availability.available ? {} : { unavailableReason: availability.reason }),
           capabilities: { ...provider.capabilities },
           configSchema: jsonSchema,
+          ...(connection ? { connection: { configSchema: connection.configJsonSchema, secretsSchema: connection.secretsJsonSchema } } : {}),
         };
       }),
     );

@@ -2,6 +2,7 @@ import websocket from '@fastify/websocket';
 import { API_PATHS, TERMINAL_CLOSE_CODES, type TerminalServerFrame } from '@sandcast/contracts';
 import { SandcastError } from '@sandcast/core';
 import type { FastifyInstance } from 'fastify';
+import type { SessionsService } from '../../services/sessions/sessions.service.ts';
 import type { TerminalHub } from '../../terminal/terminal-hub.ts';
 import { handleTerminalSocket } from '../../terminal/terminal-socket.ts';
 import type { TerminalTokensService } from '../../terminal/terminal-tokens.service.ts';
@@ -13,12 +14,23 @@ type SessionParams = { sessionId: string };
 
 export function registerTerminalRoutes(
   app: FastifyInstance,
-  deps: { terminalTokens: TerminalTokensService; terminalHub: TerminalHub; authTimeoutMs: number },
+  deps: { terminalTokens: TerminalTokensService; terminalHub: TerminalHub; sessions: SessionsService; authTimeoutMs: number },
 ): void {
   app.post<{ Params: SessionParams }>(
     API_PATHS.terminalSessionToken,
     { config: { access: 'admin', feature: 'environments' } },
     async (request, reply) => reply.status(201).send(await deps.terminalTokens.issue(request.params.sessionId, request.principal!)),
+  );
+
+  // A session's primary sandbox: the same terminal, reached by session id (agent keys for their own sessions).
+  app.post<{ Params: { id: string } }>(
+    API_PATHS.sessionPtyToken,
+    { config: { access: 'agent', feature: 'environments' } },
+    async (request, reply) => {
+      const sandbox = await deps.sessions.useSandbox(request.params.id, request.principal!);
+      const session = await deps.sessions.requireSession(request.params.id, request.principal!);
+      return reply.status(201).send(await deps.terminalTokens.issueForSession(session, sandbox, request.principal!));
+    },
   );
 
   app.register(websocket, {
@@ -57,6 +69,25 @@ export function registerTerminalRoutes(
           tokens: deps.terminalTokens,
           log: request.log,
           authTimeoutMs: deps.authTimeoutMs,
+        }),
+    });
+    scoped.route<{ Params: { id: string } }>({
+      method: 'GET',
+      url: API_PATHS.sessionTerminalSocket,
+      config: { access: 'public' },
+      handler: async () => {
+        throw new SandcastError(
+          'bad_request',
+          'this is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket) using the websocketPath from POST /api/sessions/:id/pty-token',
+        );
+      },
+      wsHandler: (socket, request) =>
+        handleTerminalSocket(socket, request, {
+          hub: deps.terminalHub,
+          tokens: deps.terminalTokens,
+          log: request.log,
+          authTimeoutMs: deps.authTimeoutMs,
+          target: 'session',
         }),
     });
   });

@@ -1,0 +1,48 @@
+import { DEFAULT_SANDBOX_SPEC } from '@sandcast/core';
+import { ON_HOST_PROVIDER_CAPABILITIES } from '@sandcast/provider-sdk';
+import { describe, expect, it } from 'vitest';
+import { mergeSpec, specFromInput, specIssues } from './sandbox-spec-rules.ts';
+
+const local = { id: 'local', capabilities: ON_HOST_PROVIDER_CAPABILITIES };
+
+describe('the environment spec rules', () => {
+  it('fills defaults, and merges an edit field by field (the lifecycle too)', () => {
+    expect(specFromInput(undefined)).toEqual(DEFAULT_SANDBOX_SPEC);
+    const base = specFromInput({ bootstrap: ['make'], lifecycle: { idleAction: 'keep_running' } });
+    expect(base.lifecycle).toEqual({ idleAfterSeconds: 180, idleAction: 'keep_running' });
+    const merged = mergeSpec(base, { lifecycle: { idleAfterSeconds: 60 }, description: 'd' });
+    expect(merged).toEqual({ ...base, description: 'd', lifecycle: { idleAfterSeconds: 60, idleAction: 'keep_running' } });
+    expect(mergeSpec(base, { displayName: null, bootstrap: [] })).toMatchObject({ displayName: null, bootstrap: [] });
+    // The input is never aliased into the result.
+    const input = { bootstrap: ['a'] };
+    const out = mergeSpec(base, input);
+    input.bootstrap.push('b');
+    expect(out.bootstrap).toEqual(['a']);
+  });
+
+  it('refuses a durability the provider does not declare, with the words the operator reads', () => {
+    expect(specIssues({ ...DEFAULT_SANDBOX_SPEC, durability: 'checkpointed' }, local)).toEqual([
+      { path: 'spec.durability', message: 'the local provider cannot honour durability checkpointed; it offers: none' },
+    ]);
+    const durable = {
+      id: 'x',
+      capabilities: { ...ON_HOST_PROVIDER_CAPABILITIES, durabilities: ['none' as const, 'checkpointed' as const] },
+    };
+    expect(specIssues({ ...DEFAULT_SANDBOX_SPEC, durability: 'checkpointed' }, durable)).toEqual([]);
+    expect(specIssues({ ...DEFAULT_SANDBOX_SPEC, durability: 'provider_snapshot' }, durable)[0]?.message).toContain(
+      'it offers: none, checkpointed',
+    );
+  });
+
+  it('refuses credentials in bootstrap and containment other than deny', () => {
+    const issues = specIssues(
+      {
+        ...DEFAULT_SANDBOX_SPEC,
+        bootstrap: ['echo fine', 'export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789'],
+        containment: { network: 'allowlist', hosts: ['example.com'] },
+      },
+      local,
+    );
+    expect(issues.map((i) => i.path)).toEqual(['spec.bootstrap.1', 'spec.containment.network']);
+  });
+});
