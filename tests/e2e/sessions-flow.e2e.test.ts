@@ -53,7 +53,9 @@ for (const provider of PROVIDERS) {
       await spec.getByLabel('Idle after (seconds)').fill('600');
       await spec.getByRole('button', { name: 'Save spec' }).click();
       await seeToast(page, 'Saved as revision #2');
-      const latest = page.locator('#revisions li').first();
+      // The list refreshes after the save: open revision #2 once it is there.
+      const latest = page.locator('#revisions li').filter({ has: page.locator('summary', { hasText: '#2' }) });
+      await see(latest.getByText('current'));
       await latest.locator('summary').click();
       await see(latest.getByTestId('revision-spec').filter({ hasText: '"idleAfterSeconds": 600' }));
     });
