@@ -93,6 +93,41 @@ async function main(): Promise<void> {
     await shot(page, 'sandboxes');
     await server.client.sandboxes.delete(sandbox.id);
 
+    // Agents: one offering two bindings, one fixed to an older revision (its page shows the newer-revision hint).
+    const firstRevision = env.currentRevision.id;
+    const edited = await server.client.environments.update(env.id, { spec: { lifecycle: { idleAfterSeconds: 600 } } });
+    const runner = (await server.client.environments.list()).find((e) => e.name === 'ci-runner')!;
+    const coder = await server.client.agents.create({
+      name: 'coder',
+      displayName: 'Coding agent',
+      sandboxPolicy: {
+        mode: 'selectable',
+        default: 'build',
+        bindings: { build: { environmentRevisionId: edited.currentRevision.id }, ci: { environmentRevisionId: runner.currentRevision.id } },
+      },
+      capabilities: ['sandbox_fleet'],
+    });
+    const reviewer = await server.client.agents.create({
+      name: 'reviewer',
+      sandboxPolicy: { mode: 'fixed', default: 'main', bindings: { main: { environmentRevisionId: firstRevision } } },
+    });
+    await page.goto(`${server.url}/agents`);
+    await see(page.getByRole('link', { name: 'reviewer' }));
+    await shot(page, 'agents');
+    await page.goto(`${server.url}/agents/${reviewer.id}`);
+    await see(page.getByText('A newer revision is available'));
+    await shot(page, 'agent-policy');
+
+    const agentSession = await server.client.sessions.start({ agentId: coder.id, sandbox: { use: 'build' } });
+    await page.goto(`${server.url}/sessions`);
+    await see(page.getByRole('table', { name: 'Sessions' }));
+    await see(page.getByRole('group', { name: 'Sandbox' }));
+    await shot(page, 'sessions');
+    await page.goto(`${server.url}/sessions/${agentSession.id}`);
+    await see(page.getByTestId('workspace-state').getByText('running', { exact: true }), 120_000);
+    await shot(page, 'session-workspace');
+    await server.client.sessions.end(agentSession.id);
+
     // A phone-sized window: the nav keeps its margin and the tables scroll inside their frame.
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${server.url}/environments`);

@@ -9,12 +9,16 @@ import { useAuthSession } from './api/queries.ts';
 import { ErrorState, Skeleton } from './components/States.tsx';
 import { AppShell } from './layout/AppShell.tsx';
 import { EnvironmentsGate } from './layout/EnvironmentsGate.tsx';
+import { AgentCreatePage, AgentPage } from './pages/AgentPage.tsx';
+import { AgentsPage } from './pages/AgentsPage.tsx';
 import { ConnectionsPage } from './pages/ConnectionsPage.tsx';
 import { EnvironmentCreatePage } from './pages/EnvironmentCreatePage.tsx';
 import { EnvironmentPage } from './pages/EnvironmentPage.tsx';
 import { EnvironmentsPage } from './pages/EnvironmentsPage.tsx';
 import { LoginPage } from './pages/LoginPage.tsx';
 import { SandboxesPage } from './pages/SandboxesPage.tsx';
+import { SessionPage } from './pages/SessionPage.tsx';
+import { SessionsPage } from './pages/SessionsPage.tsx';
 import { SettingsPage } from './pages/SettingsPage.tsx';
 
 export function createQueryClient(): QueryClient {
@@ -103,6 +107,46 @@ function AppRoutes() {
                   element={
                     <EnvironmentsGate>
                       <SandboxesPage />
+                    </EnvironmentsGate>
+                  }
+                />
+                <Route
+                  path="/agents"
+                  element={
+                    <EnvironmentsGate>
+                      <AgentsPage />
+                    </EnvironmentsGate>
+                  }
+                />
+                <Route
+                  path="/agents/new"
+                  element={
+                    <EnvironmentsGate>
+                      <AgentCreatePage />
+                    </EnvironmentsGate>
+                  }
+                />
+                <Route
+                  path="/agents/:id"
+                  element={
+                    <EnvironmentsGate>
+                      <AgentPage />
+                    </EnvironmentsGate>
+                  }
+                />
+                <Route
+                  path="/sessions"
+                  element={
+                    <EnvironmentsGate>
+                      <SessionsPage />
+                    </EnvironmentsGate>
+                  }
+                />
+                <Route
+                  path="/sessions/:id"
+                  element={
+                    <EnvironmentsGate>
+                      <SessionPage />
                     </EnvironmentsGate>
                   }
                 />

@@ -1,6 +1,7 @@
 import { createDaytonaFactory } from '@sandcast/provider-daytona';
 import { createDockerProvider } from '@sandcast/provider-docker';
 import { createFakeProvider } from '@sandcast/provider-fake';
+import { createKubernetesFactory } from '@sandcast/provider-kubernetes';
 import { createLocalProvider } from '@sandcast/provider-local';
 import type { ConnectedProviderFactory, SandboxProvider } from '@sandcast/provider-sdk';
 import type { ServerConfig } from '../config.ts';
@@ -19,5 +20,5 @@ export function defaultProviders(config: Pick<ServerConfig, 'dataDir' | 'enableF
 
 /** Providers that run in accounts reached through connections; unavailable until one exists. */
 export function defaultConnectedProviders(): ConnectedProviderFactory[] {
-  return [createDaytonaFactory()];
+  return [createDaytonaFactory(), createKubernetesFactory()];
 }

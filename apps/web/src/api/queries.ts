@@ -1,4 +1,5 @@
-import { useQuery } from '@tanstack/react-query';
+import { useQueries, useQuery } from '@tanstack/react-query';
+import { sandboxSettled } from '../modules/sandboxes/SandboxState.tsx';
 import { useClient } from './client-context.tsx';
 import { queryKeys } from './query-keys.ts';
 
@@ -33,9 +34,9 @@ export function useEnvironments(enabled = true) {
   return useQuery({ queryKey: queryKeys.environments, queryFn: () => client.environments.list(), enabled });
 }
 
-export function useEnvironment(id: string) {
+export function useEnvironment(id: string, enabled = true) {
   const client = useClient();
-  return useQuery({ queryKey: queryKeys.environment(id), queryFn: () => client.environments.get(id) });
+  return useQuery({ queryKey: queryKeys.environment(id), queryFn: () => client.environments.get(id), enabled });
 }
 
 export function useRevisions(id: string) {
@@ -63,9 +64,64 @@ export function useCustomImageHistory(environmentId: string) {
   return useQuery({ queryKey: queryKeys.customImageHistory(environmentId), queryFn: () => client.customImages.history(environmentId) });
 }
 
+/** Every sandbox; polled while one of them is still moving toward its desired state. */
 export function useSandboxes() {
   const client = useClient();
-  return useQuery({ queryKey: queryKeys.sandboxes, queryFn: () => client.sandboxes.list() });
+  return useQuery({
+    queryKey: queryKeys.sandboxes,
+    queryFn: () => client.sandboxes.list(),
+    refetchInterval: (query) => (query.state.data?.some((s) => !sandboxSettled(s.desiredStatus, s.status)) ? 1000 : false),
+  });
+}
+
+/** Every environment's revisions at once (binding pickers name a revision's environment). */
+export function useAllRevisions(environmentIds: string[]) {
+  const client = useClient();
+  return useQueries({
+    queries: environmentIds.map((id) => ({ queryKey: queryKeys.revisions(id), queryFn: () => client.environments.revisions(id) })),
+  });
+}
+
+export function useAgents(options: { includeArchived?: boolean } = {}) {
+  const client = useClient();
+  return useQuery({
+    queryKey: [...queryKeys.agents, { includeArchived: options.includeArchived ?? false }],
+    queryFn: () => client.agents.list(options),
+  });
+}
+
+export function useAgent(id: string, enabled = true) {
+  const client = useClient();
+  return useQuery({ queryKey: queryKeys.agent(id), queryFn: () => client.agents.get(id), enabled: enabled && id !== '' });
+}
+
+export function useAgentVersions(id: string) {
+  const client = useClient();
+  return useQuery({ queryKey: queryKeys.agentVersions(id), queryFn: () => client.agents.versions(id) });
+}
+
+export function useSessions() {
+  const client = useClient();
+  return useQuery({ queryKey: queryKeys.sessions, queryFn: () => client.sessions.list() });
+}
+
+export function useSession(id: string) {
+  const client = useClient();
+  return useQuery({ queryKey: queryKeys.session(id), queryFn: () => client.sessions.get(id) });
+}
+
+/** A session's primary sandbox; polled while the reconciler is still moving it toward what was asked. */
+export function useSessionSandbox(id: string, enabled = true) {
+  const client = useClient();
+  return useQuery({
+    queryKey: queryKeys.sessionSandbox(id),
+    queryFn: () => client.sessions.sandbox(id),
+    enabled,
+    refetchInterval: (query) => {
+      const sandbox = query.state.data;
+      return !sandbox || sandboxSettled(sandbox.desiredState, sandbox.observedState) ? false : 1000;
+    },
+  });
 }
 
 /** Provider connections (their secrets only as placeholders). */

@@ -17,4 +17,10 @@ export const queryKeys = {
   sandboxes: ['sandboxes'] as const,
   sandbox: (id: string) => ['sandboxes', id] as const,
   sandboxPorts: (id: string) => ['sandboxes', id, 'ports'] as const,
+  agents: ['agents'] as const,
+  agent: (id: string) => ['agents', id] as const,
+  agentVersions: (id: string) => ['agents', id, 'versions'] as const,
+  sessions: ['sessions'] as const,
+  session: (id: string) => ['sessions', id] as const,
+  sessionSandbox: (id: string) => ['sessions', id, 'sandbox'] as const,
 };

@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { Boxes, Database, Layers, LogOut, Server, Settings, ShieldCheck } from 'lucide-react';
+import { Bot, Boxes, Database, Layers, LogOut, PlayCircle, Server, Settings, ShieldCheck } from 'lucide-react';
 import type { ReactNode } from 'react';
 import { NavLink, useNavigate } from 'react-router';
 import { useClient } from '../api/client-context.tsx';
@@ -91,6 +91,12 @@ export function AppShell({ children }: { children: ReactNode }) {
               </NavItem>
               <NavItem to="/sandboxes" icon={<Boxes aria-hidden className="size-4" />}>
                 Sandboxes
+              </NavItem>
+              <NavItem to="/agents" icon={<Bot aria-hidden className="size-4" />}>
+                Agents
+              </NavItem>
+              <NavItem to="/sessions" icon={<PlayCircle aria-hidden className="size-4" />}>
+                Sessions
               </NavItem>
             </>
           ) : null}

@@ -19,6 +19,7 @@ import { ConfigForm } from '../modules/environments/ConfigForm.tsx';
 import { HostNetworkWarning } from '../modules/environments/HostNetworkWarning.tsx';
 import type { JsonSchema } from '../modules/environments/json-schema.ts';
 import { RevisionHistory } from '../modules/environments/RevisionHistory.tsx';
+import { SpecEditor } from '../modules/environments/SpecEditor.tsx';
 
 function ConfigEditor({ environment, target }: { environment: EnvironmentBody; target: SandboxTarget | undefined }) {
   const client = useClient();
@@ -137,6 +138,7 @@ export function EnvironmentPage() {
       ) : (
         <ConfigEditor key={env.currentRevision.id} environment={env} target={target} />
       )}
+      <SpecEditor key={`spec-${env.currentRevision.id}`} environment={env} />
       <CustomImagePanel environment={env} providerName={providerName} />
       <RevisionHistory environmentId={env.id} currentRevisionId={env.currentRevision.id} />
       <ConfirmDialog

@@ -2,6 +2,7 @@ import { Plus } from 'lucide-react';
 import { Link } from 'react-router';
 import { useEnvironments, useProviderName } from '../api/queries.ts';
 import { DataTable } from '../components/DataTable.tsx';
+import { LinkButton } from '../components/LinkButton.tsx';
 import { EmptyState, ErrorState, Skeleton } from '../components/States.tsx';
 import { Time } from '../components/time.tsx';
 
@@ -9,12 +10,9 @@ export function EnvironmentsPage() {
   const environments = useEnvironments();
   const providerName = useProviderName();
   const createLink = (
-    <Link
-      to="/environments/new"
-      className="inline-flex items-center gap-1.5 rounded-md border border-teal-600 bg-teal-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-teal-600"
-    >
-      <Plus aria-hidden className="size-4" /> Create environment
-    </Link>
+    <LinkButton to="/environments/new" icon={<Plus aria-hidden className="size-4" />}>
+      Create environment
+    </LinkButton>
   );
   return (
     <div className="space-y-5">

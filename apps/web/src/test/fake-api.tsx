@@ -1,5 +1,15 @@
 import { SandcastClient } from '@sandcast/client';
-import type { CustomImageOverview, CustomImageTemplateBody, EnvironmentBody, SetupSessionBody } from '@sandcast/contracts';
+import type {
+  AgentBody,
+  CustomImageOverview,
+  CustomImageTemplateBody,
+  EnvironmentBody,
+  EnvironmentRevisionBody,
+  SandboxBody,
+  SessionBody,
+  SessionSandboxBody,
+  SetupSessionBody,
+} from '@sandcast/contracts';
 import { SETUP_SESSION_LABELS } from '@sandcast/contracts';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { render } from '@testing-library/react';
@@ -140,6 +150,94 @@ export function overview(overrides: Partial<CustomImageOverview> = {}): CustomIm
       templateRefKind: 'snapshot',
       changeTracking: true,
     },
+    ...overrides,
+  };
+}
+
+export function revision(overrides: Partial<EnvironmentRevisionBody> = {}): EnvironmentRevisionBody {
+  return {
+    id: 'rev_1',
+    number: 1,
+    createdAt: T0,
+    environmentId: 'env_1',
+    provider: 'daytona',
+    config: {},
+    spec: environment.spec,
+    ...overrides,
+  };
+}
+
+export function sandbox(overrides: Partial<SandboxBody> = {}): SandboxBody {
+  return {
+    id: 'sbx_1',
+    environmentId: 'env_1',
+    environmentRevisionId: 'rev_1',
+    imageId: null,
+    provider: 'fake',
+    desiredStatus: 'ready',
+    status: 'running',
+    failureReason: null,
+    sessionId: null,
+    durability: 'none',
+    generation: 1,
+    lastActivityAt: T0,
+    createdAt: T0,
+    updatedAt: T0,
+    ...overrides,
+  };
+}
+
+/** An agent whose current version has `policy`. */
+export function agent(policy: AgentBody['currentVersion']['sandboxPolicy'], overrides: Partial<AgentBody> = {}): AgentBody {
+  return {
+    id: 'agt_1',
+    name: 'coder',
+    displayName: null,
+    description: null,
+    currentVersion: { id: 'agv_1', agentId: 'agt_1', number: 1, sandboxPolicy: policy, capabilities: [], createdAt: T0 },
+    archivedAt: null,
+    createdAt: T0,
+    updatedAt: T0,
+    ...overrides,
+  };
+}
+
+export function agentSession(overrides: Partial<SessionBody> = {}): SessionBody {
+  return {
+    id: 'ses_1',
+    agentId: 'agt_1',
+    agentVersionId: 'agv_1',
+    status: 'active',
+    primarySandboxId: 'sbx_1',
+    bindingName: 'default',
+    createdAt: T0,
+    endedAt: null,
+    ...overrides,
+  };
+}
+
+export function sessionSandbox(overrides: Partial<SessionSandboxBody> = {}): SessionSandboxBody {
+  return {
+    sandboxId: 'sbx_1',
+    sessionId: 'ses_1',
+    environmentId: 'env_1',
+    environmentRevisionId: 'rev_1',
+    environmentRevisionNumber: 1,
+    imageId: null,
+    bindingName: 'default',
+    target: { provider: 'daytona' },
+    containment: { network: 'deny', hosts: [], networkEnforced: true },
+    durability: 'none',
+    recoveryClass: 'the workspace is lost with the compute',
+    lifecycle: { idleAfterSeconds: 180, idleAction: 'stop' },
+    capabilities: { nativeProcesses: true, packages: true, pty: true, ports: false, portableCheckpoint: false, networkEnforced: true },
+    desiredState: 'ready',
+    observedState: 'running',
+    failureReason: null,
+    generation: 1,
+    currentCheckpointId: null,
+    lastActivityAt: T0,
+    allowedActions: ['exec', 'files', 'terminal', 'stop', 'end'],
     ...overrides,
   };
 }

@@ -6,7 +6,11 @@ import { CustomImagePanel } from './CustomImagePanel.tsx';
 
 // The terminal has its own tests; here it only has to show up (or say it cannot).
 vi.mock('../terminal/BrowserTerminal.tsx', () => ({
-  BrowserTerminal: ({ sessionId }: { sessionId: string }) => <div data-testid="browser-terminal">terminal for {sessionId}</div>,
+  BrowserTerminal: ({ target }: { target: { kind: string; id: string } }) => (
+    <div data-testid="browser-terminal">
+      {target.kind} terminal for {target.id}
+    </div>
+  ),
 }));
 
 const OVERVIEW = 'GET /api/environments/env_1/custom-image-template';

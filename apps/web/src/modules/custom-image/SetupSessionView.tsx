@@ -110,7 +110,7 @@ export function SetupSessionView({
       ) : null}
       {(running || capturing) && !terminalUnavailable ? (
         <BrowserTerminal
-          sessionId={session.id}
+          target={{ kind: 'setup', id: session.id }}
           autoOpen={running}
           capturing={capturing}
           onOutput={refreshReview}

@@ -1,9 +1,8 @@
 import { useId } from 'react';
+import { INPUT_CLASS as INPUT } from '../../components/Field.tsx';
 import { fieldHint, fieldKind, fieldLabel, isSecretPlaceholder, type JsonSchema } from './json-schema.ts';
 
 type Config = Record<string, unknown>;
-
-const INPUT = 'w-full rounded-md border border-zinc-700 bg-zinc-950 px-2.5 py-1.5 text-sm text-zinc-100 placeholder:text-zinc-500';
 
 function setKey(config: Config, key: string, value: unknown): Config {
   const next = { ...config };

@@ -17,9 +17,20 @@ function RevisionRow({ revision, current }: { revision: EnvironmentRevisionBody;
           </span>
           {current ? <span className="rounded bg-zinc-800 px-1.5 py-0.5 text-xs text-zinc-200">current</span> : null}
         </summary>
-        <pre className="mt-2 overflow-x-auto rounded bg-zinc-950 p-2 font-mono text-xs text-zinc-300">
-          {JSON.stringify(revision.config, null, 2)}
-        </pre>
+        <div className="mt-2 grid gap-2 md:grid-cols-2">
+          <div>
+            <p className="text-xs text-zinc-400">Configuration</p>
+            <pre className="mt-1 overflow-x-auto rounded bg-zinc-950 p-2 font-mono text-xs text-zinc-300">
+              {JSON.stringify(revision.config, null, 2)}
+            </pre>
+          </div>
+          <div>
+            <p className="text-xs text-zinc-400">Sandbox spec</p>
+            <pre className="mt-1 overflow-x-auto rounded bg-zinc-950 p-2 font-mono text-xs text-zinc-300" data-testid="revision-spec">
+              {JSON.stringify(revision.spec, null, 2)}
+            </pre>
+          </div>
+        </div>
       </details>
     </li>
   );

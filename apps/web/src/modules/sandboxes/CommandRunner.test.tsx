@@ -55,7 +55,7 @@ describe('Command runner', () => {
   it('shows output as it arrives, before the command ends, then its exit code', async () => {
     const stream = controlledStream();
     const api = fakeClient({ 'POST /api/sandboxes/sbx_1/exec': () => stream.response() });
-    renderWithApi(<CommandRunner sandbox={sandbox} />, api.client);
+    renderWithApi(<CommandRunner target={{ kind: 'sandbox', id: sandbox.id }} ready={sandbox.status === 'running'} />, api.client);
     await userEvent.type(screen.getByLabelText('Command to run in sbx_1'), 'make build');
     await userEvent.click(screen.getByRole('button', { name: 'Run' }));
 
@@ -85,7 +85,7 @@ describe('Command runner', () => {
       stream.onCancel(signal);
       return original(id, body, options);
     };
-    renderWithApi(<CommandRunner sandbox={sandbox} />, api.client);
+    renderWithApi(<CommandRunner target={{ kind: 'sandbox', id: sandbox.id }} ready={sandbox.status === 'running'} />, api.client);
     await userEvent.type(screen.getByLabelText('Command to run in sbx_1'), 'sleep 100');
     await userEvent.click(screen.getByRole('button', { name: 'Run' }));
     stream.send({ type: 'stdout', data: 'waiting\n' });
@@ -103,7 +103,7 @@ describe('Command runner', () => {
         body: { error: { code: 'conflict', message: 'sandbox sbx_1 is lost; commands run only in a running sandbox' } },
       },
     });
-    renderWithApi(<CommandRunner sandbox={sandbox} />, api.client);
+    renderWithApi(<CommandRunner target={{ kind: 'sandbox', id: sandbox.id }} ready={sandbox.status === 'running'} />, api.client);
     await userEvent.type(screen.getByLabelText('Command to run in sbx_1'), 'ls');
     await userEvent.click(screen.getByRole('button', { name: 'Run' }));
     await waitFor(() => expect(screen.getByRole('alert').textContent).toContain('commands run only in a running sandbox'));

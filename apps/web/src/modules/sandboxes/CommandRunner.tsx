@@ -1,4 +1,4 @@
-import type { ExecExitFrame, SandboxBody } from '@sandcast/contracts';
+import type { ExecExitFrame } from '@sandcast/contracts';
 import { Play, Square } from 'lucide-react';
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 import { useClient } from '../../api/client-context.tsx';
@@ -42,8 +42,14 @@ function append(run: Run, stream: Segment['stream'], text: string): Run {
   return { ...run, segments, dropped };
 }
 
+/** Where a command runs: a sandbox by its id, or a session's primary sandbox by the session's id. */
+export interface ExecTarget {
+  kind: 'sandbox' | 'session';
+  id: string;
+}
+
 /** Runs a command in a sandbox and shows its output as it arrives; Stop kills it. */
-export function CommandRunner({ sandbox }: { sandbox: SandboxBody }) {
+export function CommandRunner({ target, ready }: { target: ExecTarget /** The sandbox can run commands now. */; ready: boolean }) {
   const client = useClient();
   const inputId = useId();
   const [command, setCommand] = useState('');
@@ -61,8 +67,9 @@ export function CommandRunner({ sandbox }: { sandbox: SandboxBody }) {
     const update = (change: (r: Run) => Run) => setRun((r) => (r && controller.current === abort ? change(r) : r));
     setRun({ command, startedAt: Date.now(), segments: [], dropped: 0, exit: null, error: null, stopped: false });
     try {
-      const exit = await client.sandboxes
-        .execStream(sandbox.id, { command: ['sh', '-lc', command] }, { signal: abort.signal })
+      const api = target.kind === 'sandbox' ? client.sandboxes : client.sessions;
+      const exit = await api
+        .execStream(target.id, { command: ['sh', '-lc', command] }, { signal: abort.signal })
         .onStdout((text) => update((r) => append(r, 'stdout', text)))
         .onStderr((text) => update((r) => append(r, 'stderr', text)))
         .done();
@@ -76,7 +83,7 @@ export function CommandRunner({ sandbox }: { sandbox: SandboxBody }) {
     <>
       <form onSubmit={start} className="flex gap-2">
         <label htmlFor={inputId} className="sr-only">
-          Command to run in {sandbox.id}
+          Command to run in {target.id}
         </label>
         <input
           id={inputId}
@@ -94,7 +101,7 @@ export function CommandRunner({ sandbox }: { sandbox: SandboxBody }) {
         <Button
           type="submit"
           variant="primary"
-          disabled={running || !command.trim() || sandbox.status !== 'running'}
+          disabled={running || !command.trim() || !ready}
           icon={running ? <Spinner /> : <Play aria-hidden className="size-4" />}
         >
           Run

@@ -1,17 +1,14 @@
-import type { SandboxBody } from '@sandcast/contracts';
-import { screen, within } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
-import { fakeClient, renderWithApi } from '../../test/fake-api.tsx';
+import { fakeClient, renderWithApi, sandbox as sandboxOf } from '../../test/fake-api.tsx';
 import { SandboxCard } from './SandboxCard.tsx';
 
-const sandbox = {
+const sandbox = sandboxOf({
   id: 'sbx_0123456789abcdef',
-  environmentId: 'env_1',
-  status: 'running',
   imageId: 'tpl_2',
-  failureReason: null,
   createdAt: new Date(Date.now() - 120_000).toISOString(),
-} as unknown as SandboxBody;
+});
 
 describe('Sandbox card header', () => {
   it('keeps id, status, age and Delete on one row, with copy buttons for the ids', () => {
@@ -27,5 +24,48 @@ describe('Sandbox card header', () => {
     expect(row.getByRole('button', { name: 'Delete' })).toBeTruthy();
     expect(row.getByRole('button', { name: 'Copy sandbox id' })).toBeTruthy();
     expect(within(screen.getByTestId('sandbox-image')).getByRole('button', { name: 'Copy image id' })).toBeTruthy();
+  });
+});
+
+describe('Sandbox card lifecycle', () => {
+  it('shows desired beside observed state and the generation, and Stop asks the API to stop it', async () => {
+    const stopping = sandboxOf({ id: 'sbx_1', desiredStatus: 'stopped', status: 'running', generation: 3 });
+    const api = fakeClient({ 'POST /api/sandboxes/sbx_1/stop': { body: stopping } });
+    renderWithApi(<SandboxCard sandbox={sandboxOf({ id: 'sbx_1', generation: 3 })} environmentName="build" />, api.client);
+    const state = screen.getByTestId('sandbox-state');
+    expect(state.textContent).toContain('ready');
+    expect(state.textContent).toContain('running');
+    expect(state.textContent).not.toContain('moving');
+    expect(screen.getByText('Generation').parentElement?.textContent).toContain('3');
+    expect(screen.queryByRole('button', { name: 'Start' })).toBeNull();
+    await userEvent.click(screen.getByRole('button', { name: 'Stop' }));
+    await waitFor(() => expect(api.calls.some((c) => c.method === 'POST' && c.path === '/api/sandboxes/sbx_1/stop')).toBe(true));
+  });
+
+  it('a stopped sandbox offers Start, and one still moving says so', async () => {
+    const api = fakeClient({ 'POST /api/sandboxes/sbx_1/start': { body: sandboxOf({ id: 'sbx_1', status: 'starting' }) } });
+    const { unmount } = renderWithApi(
+      <SandboxCard sandbox={sandboxOf({ id: 'sbx_1', desiredStatus: 'stopped', status: 'stopped' })} environmentName="build" />,
+      api.client,
+    );
+    expect(screen.queryByRole('button', { name: 'Stop' })).toBeNull();
+    expect((screen.getByRole('button', { name: 'Run' }) as HTMLButtonElement).disabled).toBe(true);
+    await userEvent.click(screen.getByRole('button', { name: 'Start' }));
+    await waitFor(() => expect(api.calls.some((c) => c.path === '/api/sandboxes/sbx_1/start')).toBe(true));
+    unmount();
+    renderWithApi(
+      <SandboxCard sandbox={sandboxOf({ id: 'sbx_1', desiredStatus: 'ready', status: 'starting' })} environmentName="build" />,
+      api.client,
+    );
+    expect(screen.getByTestId('sandbox-state').textContent).toContain('moving');
+  });
+
+  it('a failed sandbox offers neither Stop nor Start', () => {
+    renderWithApi(
+      <SandboxCard sandbox={sandboxOf({ status: 'failed', failureReason: 'boom' })} environmentName="build" />,
+      fakeClient({}).client,
+    );
+    expect(screen.queryByRole('button', { name: 'Stop' })).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Start' })).toBeNull();
   });
 });

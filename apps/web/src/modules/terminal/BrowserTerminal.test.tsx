@@ -91,7 +91,7 @@ function Harness() {
       <button type="button" onClick={() => setCapturing(true)}>
         capture
       </button>
-      <BrowserTerminal sessionId="sess_1" autoOpen capturing={capturing} onUnavailable={() => {}} />
+      <BrowserTerminal target={{ kind: 'setup', id: 'sess_1' }} autoOpen capturing={capturing} onUnavailable={() => {}} />
     </>
   );
 }
@@ -99,7 +99,7 @@ function Harness() {
 describe('Browser terminal', () => {
   it('Ready to connect → Connecting → Connected; the token goes only in the first frame; output is written', async () => {
     const api = fakeClient({ [TOKEN_ROUTE]: token });
-    renderWithApi(<BrowserTerminal sessionId="sess_1" autoOpen={false} onUnavailable={() => {}} />, api.client);
+    renderWithApi(<BrowserTerminal target={{ kind: 'setup', id: 'sess_1' }} autoOpen={false} onUnavailable={() => {}} />, api.client);
     expect(state()).toBe('Ready to connect');
     await userEvent.click(screen.getByRole('button', { name: 'Open terminal' }));
     await waitFor(() => expect(FakeSocket.last).not.toBeNull());
@@ -126,7 +126,7 @@ describe('Browser terminal', () => {
     ['server_shutdown', 'The Sandcast server shut down. Reconnect when it is back.'],
   ])('closed{%s} reads "Closed" with the reason in words, and offers Reconnect unless setup finished', async (reason, words) => {
     const api = fakeClient({ [TOKEN_ROUTE]: token });
-    renderWithApi(<BrowserTerminal sessionId="sess_1" autoOpen onUnavailable={() => {}} />, api.client);
+    renderWithApi(<BrowserTerminal target={{ kind: 'setup', id: 'sess_1' }} autoOpen onUnavailable={() => {}} />, api.client);
     await waitFor(() => expect(FakeSocket.last).not.toBeNull());
     const socket = FakeSocket.last!;
     act(() => {
@@ -164,7 +164,7 @@ describe('Browser terminal', () => {
 
   it('an error frame is "Connection failed" with the server’s message', async () => {
     const api = fakeClient({ [TOKEN_ROUTE]: token });
-    renderWithApi(<BrowserTerminal sessionId="sess_1" autoOpen onUnavailable={() => {}} />, api.client);
+    renderWithApi(<BrowserTerminal target={{ kind: 'setup', id: 'sess_1' }} autoOpen onUnavailable={() => {}} />, api.client);
     await waitFor(() => expect(FakeSocket.last).not.toBeNull());
     act(() => {
       FakeSocket.last!.serverOpens();
@@ -182,14 +182,14 @@ describe('Browser terminal', () => {
         body: { error: { code: 'conflict', message: 'the setup session is capturing; a terminal needs a running session' } },
       },
     });
-    renderWithApi(<BrowserTerminal sessionId="sess_1" autoOpen onUnavailable={() => {}} />, api.client);
+    renderWithApi(<BrowserTerminal target={{ kind: 'setup', id: 'sess_1' }} autoOpen onUnavailable={() => {}} />, api.client);
     await waitFor(() => expect(state()).toBe('Connection failed'));
     expect(screen.getByTestId('terminal-detail').textContent).toContain('needs a running session');
   });
 
   it('Disconnect closes the socket and says so', async () => {
     const api = fakeClient({ [TOKEN_ROUTE]: token });
-    renderWithApi(<BrowserTerminal sessionId="sess_1" autoOpen onUnavailable={() => {}} />, api.client);
+    renderWithApi(<BrowserTerminal target={{ kind: 'setup', id: 'sess_1' }} autoOpen onUnavailable={() => {}} />, api.client);
     await waitFor(() => expect(FakeSocket.last).not.toBeNull());
     act(() => {
       FakeSocket.last!.serverOpens();
@@ -208,7 +208,7 @@ describe('Browser terminal', () => {
         body: { error: { code: 'capability_unsupported', message: 'no browser terminal for this connection' } },
       },
     });
-    renderWithApi(<BrowserTerminal sessionId="sess_1" autoOpen onUnavailable={onUnavailable} />, api.client);
+    renderWithApi(<BrowserTerminal target={{ kind: 'setup', id: 'sess_1' }} autoOpen onUnavailable={onUnavailable} />, api.client);
     await waitFor(() => expect(onUnavailable).toHaveBeenCalledOnce());
   });
 });

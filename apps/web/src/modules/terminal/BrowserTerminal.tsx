@@ -1,6 +1,6 @@
 import '@xterm/xterm/css/xterm.css';
 import { openTerminal, SandcastApiError, type TerminalConnection } from '@sandcast/client';
-import type { TerminalCloseReason } from '@sandcast/contracts';
+import type { TerminalCloseReason, TerminalSessionTokenAnswer } from '@sandcast/contracts';
 import type { FitAddon } from '@xterm/addon-fit';
 import type { Terminal } from '@xterm/xterm';
 import { Plug, PlugZap, RotateCw, Unplug } from 'lucide-react';
@@ -44,18 +44,32 @@ function savedHeight(): number {
 }
 
 /**
- * xterm.js attached to a setup session's shell over the terminal WebSocket: a connect token over
+ * Whose shell the terminal attaches to: a custom image setup session's sandbox, or an agent
+ * session's primary sandbox. Each issues its own connect token, which names the socket path.
+ */
+export interface TerminalTarget {
+  kind: 'setup' | 'session';
+  id: string;
+}
+
+const TARGET_WORDS: Record<TerminalTarget['kind'], { shell: string; keepsRunning: string }> = {
+  setup: { shell: 'Setup sandbox shell', keepsRunning: 'The shell keeps running until the setup session ends.' },
+  session: { shell: 'Session sandbox shell', keepsRunning: 'The shell keeps running until the sandbox stops.' },
+};
+
+/**
+ * xterm.js attached to a sandbox's shell over the terminal WebSocket: a connect token over
  * REST, the socket without credentials in its URL, the token in the first frame. The header says
  * plainly whether it is connected and, when it is not, why.
  */
 export function BrowserTerminal({
-  sessionId,
+  target,
   autoOpen,
   onUnavailable,
   capturing = false,
   onOutput,
 }: {
-  sessionId: string;
+  target: TerminalTarget;
   /** Open as soon as it mounts (the session is running). */
   autoOpen: boolean;
   /** Called when this provider connection has no browser terminal. */
@@ -125,9 +139,10 @@ export function BrowserTerminal({
     previous?.close();
     userClosedRef.current = false;
     setState({ kind: 'connecting' });
-    let token: Awaited<ReturnType<typeof client.customImages.terminalSessionToken>>;
+    let token: Pick<TerminalSessionTokenAnswer, 'token' | 'websocketPath'>;
     try {
-      token = await client.customImages.terminalSessionToken(sessionId);
+      token =
+        target.kind === 'setup' ? await client.customImages.terminalSessionToken(target.id) : await client.sessions.ptyToken(target.id);
     } catch (error) {
       if (error instanceof SandcastApiError && (error.code === 'capability_unsupported' || error.status === 404)) {
         setState({ kind: 'idle' });
@@ -174,8 +189,7 @@ export function BrowserTerminal({
           if (!current()) return;
           socketRef.current = null;
           if (settled) return;
-          if (userClosedRef.current)
-            setState({ kind: 'closed', reason: 'You disconnected. The shell keeps running until the setup session ends.' });
+          if (userClosedRef.current) setState({ kind: 'closed', reason: `You disconnected. ${TARGET_WORDS[target.kind].keepsRunning}` });
           else
             setState((previousState) =>
               previousState.kind === 'connected'
@@ -196,7 +210,7 @@ export function BrowserTerminal({
       return;
     }
     socketRef.current = connection;
-  }, [client, sessionId]);
+  }, [client, target.kind, target.id]);
 
   const disconnect = useCallback(() => {
     userClosedRef.current = true;
@@ -274,7 +288,7 @@ export function BrowserTerminal({
         </p>
       ) : null}
       <div className="resize-y overflow-hidden" style={{ height: savedHeight(), minHeight: 160 }}>
-        <div ref={hostRef} className="h-full w-full" aria-label="Setup sandbox shell" role="application" />
+        <div ref={hostRef} className="h-full w-full" aria-label={TARGET_WORDS[target.kind].shell} role="application" />
       </div>
     </div>
   );

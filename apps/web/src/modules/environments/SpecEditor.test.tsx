@@ -1,0 +1,82 @@
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import { environment, fakeClient, renderWithApi } from '../../test/fake-api.tsx';
+import { SpecEditor } from './SpecEditor.tsx';
+
+const withSpec = {
+  ...environment,
+  spec: { ...environment.spec, displayName: 'Build box', bootstrap: ['apt-get update', 'make deps'] },
+};
+
+const patched = (calls: ReturnType<typeof fakeClient>['calls']) => calls.find((c) => c.method === 'PATCH')?.body as { spec: unknown };
+
+describe('Sandbox spec editor', () => {
+  it('edits every field and saves the spec, which makes a new revision', async () => {
+    const api = fakeClient({
+      'PATCH /api/environments/env_1': {
+        body: { ...withSpec, currentRevision: { id: 'rev_2', number: 2, createdAt: environment.createdAt } },
+      },
+    });
+    renderWithApi(<SpecEditor environment={withSpec} />, api.client);
+    const form = screen.getByRole('form', { name: 'Sandbox spec' });
+    const save = within(form).getByRole('button', { name: 'Save spec' }) as HTMLButtonElement;
+    expect(save.disabled).toBe(true);
+    expect((screen.getByLabelText('Display name') as HTMLInputElement).value).toBe('Build box');
+    await userEvent.type(screen.getByLabelText('Description'), 'CI builds');
+    fireEvent.change(screen.getByLabelText('Durability'), { target: { value: 'provider_snapshot' } });
+    fireEvent.change(screen.getByLabelText('Idle after (seconds)'), { target: { value: '600' } });
+    fireEvent.change(screen.getByLabelText('When idle'), { target: { value: 'keep_running' } });
+    // The list editor: reorder, remove, add.
+    await userEvent.click(screen.getByRole('button', { name: 'Move command 2 up' }));
+    expect((screen.getByLabelText('Bootstrap command 1') as HTMLInputElement).value).toBe('make deps');
+    await userEvent.click(screen.getByRole('button', { name: 'Remove command 2' }));
+    await userEvent.click(screen.getByRole('button', { name: 'Add command' }));
+    await userEvent.type(screen.getByLabelText('Bootstrap command 2'), 'echo ready');
+    // Only deny, and why.
+    expect((screen.getByRole('radio', { name: /^Deny/ }) as HTMLInputElement).checked).toBe(true);
+    const allowlist = screen.getByRole('radio', { name: 'Allowlist of hosts' }) as HTMLInputElement;
+    expect(allowlist.disabled).toBe(true);
+    expect(document.getElementById(allowlist.getAttribute('aria-describedby') ?? '')?.textContent).toContain('egress proxy');
+    expect(save.disabled).toBe(false);
+    await userEvent.click(save);
+    await waitFor(() => expect(patched(api.calls)).toBeTruthy());
+    expect(patched(api.calls)).toEqual({
+      spec: {
+        displayName: 'Build box',
+        description: 'CI builds',
+        durability: 'provider_snapshot',
+        lifecycle: { idleAfterSeconds: 600, idleAction: 'keep_running' },
+        bootstrap: ['make deps', 'echo ready'],
+        containment: { network: 'deny', hosts: [] },
+      },
+    });
+    expect(await screen.findByText('Saved as revision #2')).toBeTruthy();
+  });
+
+  it("the server's messages show at their fields (a bootstrap command, the idle time)", async () => {
+    const api = fakeClient({
+      'PATCH /api/environments/env_1': {
+        status: 400,
+        body: {
+          error: {
+            code: 'validation_failed',
+            message: 'the spec is invalid',
+            details: {
+              issues: [
+                { path: 'spec.bootstrap.1', message: 'looks like it holds a credential' },
+                { path: 'spec.lifecycle.idleAfterSeconds', message: 'Too small: expected number to be >=10' },
+              ],
+            },
+          },
+        },
+      },
+    });
+    renderWithApi(<SpecEditor environment={withSpec} />, api.client);
+    fireEvent.change(screen.getByLabelText('Idle after (seconds)'), { target: { value: '5' } });
+    await userEvent.click(screen.getByRole('button', { name: 'Save spec' }));
+    expect((await screen.findByTestId('field-error-spec.bootstrap.1')).textContent).toBe('looks like it holds a credential');
+    expect(screen.getByLabelText('Bootstrap command 2').getAttribute('aria-invalid')).toBe('true');
+    expect(screen.getByTestId('field-error-spec.lifecycle.idleAfterSeconds').textContent).toContain('>=10');
+  });
+});
