@@ -2,7 +2,7 @@ import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { Navigate, Route, Routes } from 'react-router';
 import { describe, expect, it, vi } from 'vitest';
-import { agent, agentSession, environment, fakeClient, renderWithApi, sessionSandbox } from '../test/fake-api.tsx';
+import { agent, agentSession, environment, fakeClient, renderWithApi, sandbox as sandboxBody, sessionSandbox } from '../test/fake-api.tsx';
 import { SessionPage } from './SessionPage.tsx';
 
 // jsdom has no canvas: the terminal's xterm is a stand-in here (BrowserTerminal.test.tsx drives the real socket logic).
@@ -136,7 +136,8 @@ describe('Session Workspace tab', () => {
     const client = api(
       {},
       {
-        'POST /api/sessions/ses_1/sandbox/stop': { body: sessionSandbox({ desiredState: 'stopped' }) },
+        // The server answers with the sandbox itself, as POST /api/sandboxes/:id/stop does.
+        'POST /api/sessions/ses_1/sandbox/stop': { body: sandboxBody({ desiredStatus: 'stopped', status: 'stopped', sessionId: 'ses_1' }) },
         'POST /api/sessions/ses_1/end': { body: agentSession({ status: 'ended' }) },
       },
     );
