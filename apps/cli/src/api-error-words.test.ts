@@ -140,6 +140,17 @@ describe('agents and sessions in CLI words', () => {
     ]);
   });
 
+  it('a binding to a missing revision names the command that lists them', () => {
+    const [line] = describeApiError({
+      code: 'validation_failed',
+      message: 'binding "build" names environment revision rev_9, which does not exist; GET /api/environments/:id/revisions lists them',
+      details: undefined,
+    });
+    expect(line).toBe(
+      'binding "build" names environment revision rev_9, which does not exist; `sandcast env revisions <env>` lists them (validation_failed)',
+    );
+  });
+
   it('session and sandbox routes read as the commands that do the same', () => {
     const [line] = describeApiError({
       code: 'conflict',

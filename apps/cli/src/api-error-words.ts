@@ -74,6 +74,8 @@ const REASON_HINTS: Record<string, string> = {
 /** API routes named in server messages, and the command that does the same (ids carried over). */
 const ROUTE_COMMANDS: Array<[RegExp, string]> = [
   [/`?GET \/api\/sandbox-targets`?/g, '`sandcast targets`'],
+  [/`?GET \/api\/environments\/:id\/revisions`?/g, '`sandcast env revisions <env>`'],
+  [/`?GET \/api\/environments\/([\w-]+)\/revisions`?/g, '`sandcast env revisions $1`'],
   [/`?GET \/api\/environments`?/g, '`sandcast env list`'],
   [/`?GET \/api\/keys`?/g, '`sandcast keys list`'],
   [/`?POST \/api\/sandboxes\/([\w-]+)\/(stop|start)`?/g, '`sandcast sandbox $2 $1`'],
