@@ -33,10 +33,13 @@ async function main() {
   if (!availability.available) throw new Error(`the ${PROVIDER} provider cannot run here: ${availability.reason}`);
   const config = PROVIDER === 'docker' ? { image: DOCKER_IMAGE } : {};
 
-  const server = await startServer(loadConfig({ SANDCAST_PORT: '0', SANDCAST_DATA_DIR: dataDir, SANDCAST_LOG_LEVEL: 'warn' }), {
-    providers: [provider],
-    store: createStore(await createDb({ pglite: 'memory://' })),
-  });
+  const server = await startServer(
+    loadConfig({ SANDCAST_PORT: '0', SANDCAST_SSH_PORT: '0', SANDCAST_DATA_DIR: dataDir, SANDCAST_LOG_LEVEL: 'warn' }),
+    {
+      providers: [provider],
+      store: createStore(await createDb({ pglite: 'memory://' })),
+    },
+  );
   const client = new SandcastClient({ baseUrl: server.url });
   try {
     await client.settings.update({ experimental: { enableEnvironments: true } });

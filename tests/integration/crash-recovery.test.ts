@@ -17,7 +17,14 @@ afterAll(() => {
 async function startServerProcess(env: Record<string, string>): Promise<{ child: ChildProcess; client: SandcastClient }> {
   const port = String(20_000 + Math.floor(Math.random() * 30_000));
   const child = spawn(process.execPath, [SERVER], {
-    env: { ...process.env, ...env, SANDCAST_PORT: port, SANDCAST_ENABLE_FAKE_PROVIDER: '1', SANDCAST_LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      ...env,
+      SANDCAST_PORT: port,
+      SANDCAST_ENABLE_FAKE_PROVIDER: '1',
+      SANDCAST_LOG_LEVEL: 'warn',
+      SANDCAST_SSH_PORT: '0',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   children.push(child);

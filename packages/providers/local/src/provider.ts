@@ -222,8 +222,11 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     const { instances } = await ensureReady();
     const record = await instances.live(instanceId);
     if (record) return record;
-    if ((await instances.load(instanceId))?.stopped) throw localError('not_running', `sandbox ${instanceId} is stopped; start it first`);
-    throw localError('not_found', `sandbox ${instanceId} does not exist or its init is gone; create a new one`);
+    const stored = await instances.load(instanceId);
+    if (stored?.stopped) throw localError('not_running', `sandbox ${instanceId} is stopped; start it first`);
+    // Say why when the record says so: the init died (its last words are in init.log).
+    if (stored) throw localError('not_found', `sandbox ${instanceId} stopped: ${await instances.initGone(stored)}; create a new one`);
+    throw localError('not_found', `sandbox ${instanceId} does not exist; create a new one`);
   };
 
   const inspect = async (instanceId: string): Promise<InstanceInfo> => {
