@@ -128,7 +128,7 @@ export {
   SetupSessionPortSchema,
 } from './ports.ts';
 export type { SandboxSpecInput } from './sandbox-spec.ts';
-export { SandboxSpecInputSchema, SandboxSpecSchema } from './sandbox-spec.ts';
+export { DEFAULT_SANDBOX_SPEC, SandboxSpecInputSchema, SandboxSpecSchema } from './sandbox-spec.ts';
 export type { CreateSandboxBody, SandboxBody } from './sandboxes.ts';
 export { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './sandboxes.ts';
 export type {

@@ -54,3 +54,6 @@ export const SandboxSpecInputSchema = z.strictObject({
   containment: ContainmentSchema.optional(),
 });
 export type SandboxSpecInput = z.infer<typeof SandboxSpecInputSchema>;
+
+/** What an environment's spec is when nothing was said: shared with clients and their tests. */
+export { DEFAULT_SANDBOX_SPEC } from '@sandcast/core';

@@ -1,3 +1,4 @@
+import { DEFAULT_SANDBOX_SPEC } from '@sandcast/contracts';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { UsageError } from '../format.ts';
 import { buildProgram } from '../program.ts';
@@ -10,14 +11,7 @@ interface Sent {
 }
 
 const at = '2026-01-01T00:00:00Z';
-const spec = {
-  displayName: null,
-  description: null,
-  durability: 'none',
-  lifecycle: { idleAfterSeconds: 180, idleAction: 'stop' },
-  bootstrap: [],
-  containment: { network: 'deny', hosts: [] },
-};
+const spec = structuredClone(DEFAULT_SANDBOX_SPEC);
 const environment = {
   id: 'env_1',
   name: 'dev',

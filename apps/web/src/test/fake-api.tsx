@@ -10,7 +10,7 @@ import type {
   SessionSandboxBody,
   SetupSessionBody,
 } from '@sandcast/contracts';
-import { SETUP_SESSION_LABELS } from '@sandcast/contracts';
+import { DEFAULT_SANDBOX_SPEC, SETUP_SESSION_LABELS } from '@sandcast/contracts';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { render } from '@testing-library/react';
 import type { ReactNode } from 'react';
@@ -71,14 +71,7 @@ export const environment: EnvironmentBody = {
   name: 'build',
   provider: 'daytona',
   config: {},
-  spec: {
-    displayName: null,
-    description: null,
-    durability: 'none',
-    lifecycle: { idleAfterSeconds: 180, idleAction: 'stop' },
-    bootstrap: [],
-    containment: { network: 'deny', hosts: [] },
-  },
+  spec: structuredClone(DEFAULT_SANDBOX_SPEC),
   connectionId: null,
   currentRevision: { id: 'rev_1', number: 1, createdAt: T0 },
   createdAt: T0,

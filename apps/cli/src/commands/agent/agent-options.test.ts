@@ -1,4 +1,5 @@
 import { SandcastClient } from '@sandcast/client';
+import { DEFAULT_SANDBOX_SPEC } from '@sandcast/contracts';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../format.ts';
 import { applyPolicyChanges, type PolicyChanges, parseBind, parseDurabilityOf, resolveBindings, samePolicy } from './agent-options.ts';
@@ -102,14 +103,7 @@ describe('the policy the flags describe', () => {
 });
 
 describe('resolving --bind against the server', () => {
-  const spec = {
-    displayName: null,
-    description: null,
-    durability: 'none',
-    lifecycle: { idleAfterSeconds: 180, idleAction: 'stop' },
-    bootstrap: [],
-    containment: { network: 'deny', hosts: [] },
-  };
+  const spec = structuredClone(DEFAULT_SANDBOX_SPEC);
   const environment = {
     id: 'env_1',
     name: 'dev',

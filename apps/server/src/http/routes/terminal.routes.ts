@@ -52,43 +52,31 @@ export function registerTerminalRoutes(
     // Access is `public` at the HTTP layer on purpose: browsers cannot put an Authorization header
     // on a WebSocket and a credential in the URL would leak into logs. The single-use token in the
     // first frame is the credential; handleTerminalSocket refuses everything before it.
-    scoped.route<{ Params: SessionParams }>({
-      method: 'GET',
-      url: API_PATHS.terminalSocket,
-      config: { access: 'public' },
-      // A plain GET (no Upgrade header) gets the error envelope rather than an empty 404.
-      handler: async () => {
-        throw new SandcastError(
-          'bad_request',
-          'this is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket) using the websocketPath from POST …/terminal-session-token',
-        );
-      },
-      wsHandler: (socket, request) =>
-        handleTerminalSocket(socket, request, {
-          hub: deps.terminalHub,
-          tokens: deps.terminalTokens,
-          log: request.log,
-          authTimeoutMs: deps.authTimeoutMs,
-        }),
-    });
-    scoped.route<{ Params: { id: string } }>({
-      method: 'GET',
-      url: API_PATHS.sessionTerminalSocket,
-      config: { access: 'public' },
-      handler: async () => {
-        throw new SandcastError(
-          'bad_request',
-          'this is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket) using the websocketPath from POST /api/sessions/:id/pty-token',
-        );
-      },
-      wsHandler: (socket, request) =>
-        handleTerminalSocket(socket, request, {
-          hub: deps.terminalHub,
-          tokens: deps.terminalTokens,
-          log: request.log,
-          authTimeoutMs: deps.authTimeoutMs,
-          target: 'session',
-        }),
-    });
+    const sockets = [
+      { url: API_PATHS.terminalSocket, tokenRoute: 'POST …/terminal-session-token', target: 'setup' },
+      { url: API_PATHS.sessionTerminalSocket, tokenRoute: 'POST /api/sessions/:id/pty-token', target: 'session' },
+    ] as const;
+    for (const socket of sockets) {
+      scoped.route<{ Params: { sessionId?: string; id?: string } }>({
+        method: 'GET',
+        url: socket.url,
+        config: { access: 'public' },
+        // A plain GET (no Upgrade header) gets the error envelope rather than an empty 404.
+        handler: async () => {
+          throw new SandcastError(
+            'bad_request',
+            `this is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket) using the websocketPath from ${socket.tokenRoute}`,
+          );
+        },
+        wsHandler: (ws, request) =>
+          handleTerminalSocket(ws, request, {
+            hub: deps.terminalHub,
+            tokens: deps.terminalTokens,
+            log: request.log,
+            authTimeoutMs: deps.authTimeoutMs,
+            target: socket.target,
+          }),
+      });
+    }
   });
 }
