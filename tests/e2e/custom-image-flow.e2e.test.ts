@@ -1,5 +1,7 @@
 import { API_PATHS } from '@sandcast/contracts';
+import { fakeDaytonaSkipReason, startFakeDaytona } from '@sandcast/provider-daytona/testing';
 import { dockerSkipReason, TEST_IMAGE } from '@sandcast/provider-docker/testing';
+import { fakeClusterSkipReason, startFakeKubernetes } from '@sandcast/provider-kubernetes/testing';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, chromiumSkipReason, launchBrowser } from './support/browser.ts';
@@ -9,18 +11,42 @@ import { type E2eServer, startE2eServer } from './support/server.ts';
 const chromiumSkip = chromiumSkipReason();
 if (chromiumSkip) console.warn(`[e2e] skipped: ${chromiumSkip}`);
 
+/** A provider account the flow reaches through a connection: here, one of the providers' fakes. */
+interface FakeAccount {
+  config: Record<string, unknown>;
+  secrets: Record<string, string>;
+  close(): Promise<void>;
+}
+
 /**
- * The providers the flow runs on: the fake always (fast), Docker where an engine runs, and the
- * local provider whenever the server registers it and it is available here.
+ * The providers the flow runs on: the fake always (fast), Docker where an engine runs, the local
+ * provider whenever the server registers it and it is available here, and Daytona and Kubernetes
+ * against their fakes, each through a connection chosen on the create form.
  */
 interface ProviderCase {
   provider: string;
-  /** Fills the provider's required config fields on the create form. */
+  /** Fills the provider's required fields on the create form (its connection, its config). */
   fill: (page: Page) => Promise<void>;
+  /** For a connected provider: starts its fake; the connection to it is made before the flow. */
+  account?: () => Promise<FakeAccount>;
 }
 
 const dockerSkip = await dockerSkipReason();
 if (dockerSkip && process.env.CI === 'true') throw new Error(`CI=true but the Docker end-to-end run cannot happen: ${dockerSkip}`);
+const daytonaSkip = await fakeDaytonaSkipReason();
+const kubernetesSkip = await fakeClusterSkipReason();
+for (const [name, reason] of [
+  ['Daytona', daytonaSkip],
+  ['Kubernetes', kubernetesSkip],
+] as const) {
+  if (reason && process.env.CI === 'true') throw new Error(`CI=true but the ${name} end-to-end run cannot happen: ${reason}`);
+}
+
+/** The name of the connection a connected case creates, and picks on the create form. */
+const CONNECTION = 'e2e-account';
+async function pickConnection(page: Page): Promise<void> {
+  await page.getByLabel('Connection', { exact: true }).selectOption({ label: CONNECTION });
+}
 
 const CASES: ProviderCase[] = [
   { provider: 'fake', fill: async () => {} },
@@ -33,6 +59,41 @@ const CASES: ProviderCase[] = [
         },
       ]),
   { provider: 'local', fill: async () => {} },
+  ...(daytonaSkip
+    ? []
+    : [
+        {
+          provider: 'daytona',
+          fill: pickConnection,
+          account: async () => {
+            const fake = await startFakeDaytona();
+            return { config: { apiUrl: fake.apiUrl }, secrets: { apiKey: fake.apiKey }, close: () => fake.close() };
+          },
+        },
+      ]),
+  ...(kubernetesSkip
+    ? []
+    : [
+        {
+          provider: 'kubernetes',
+          fill: async (page: Page) => {
+            await pickConnection(page);
+            await page.getByLabel(/^Image/).fill(TEST_IMAGE);
+          },
+          account: async () => {
+            const fake = await startFakeKubernetes();
+            return {
+              config: {
+                namespace: fake.namespace,
+                captureRegistry: 'registry.sandcast.test/e2e',
+                committerImage: 'sandcast/committer:test',
+              },
+              secrets: { kubeconfig: fake.kubeconfig },
+              close: () => fake.close(),
+            };
+          },
+        },
+      ]),
 ];
 
 /**
@@ -78,12 +139,17 @@ for (const c of CASES) {
     let available = false;
     let unavailable = '';
     let displayName = '';
+    /** Whether the provider lists what a setup changed; without it the capture review has nothing to show. */
+    let changeTracking = false;
+    let account: FakeAccount | undefined;
 
     beforeAll(async () => {
       server = await startE2eServer();
       const target = (await server.client.targets()).find((t) => t.provider === c.provider);
-      available = target?.available === true;
+      // A connected provider is unavailable until it has a connection; the flow makes one first.
+      available = c.account && target ? true : target?.available === true;
       displayName = target?.displayName ?? c.provider;
+      changeTracking = target?.capabilities.changeTracking === true;
       if (!available) {
         const reason = target ? target.unavailableReason : 'the server does not register it';
         if (process.env.CI === 'true') throw new Error(`CI=true but ${c.provider} is unavailable: ${reason}`);
@@ -91,6 +157,7 @@ for (const c of CASES) {
         console.warn(`[e2e] ${c.provider}: skipped, ${reason}`);
         return;
       }
+      if (c.account) account = await c.account();
       browser = await launchBrowser();
       page = browser.page;
     }, 120_000);
@@ -98,6 +165,7 @@ for (const c of CASES) {
     afterAll(async () => {
       await browser?.close();
       await server?.close();
+      await account?.close();
     });
 
     it('enable environments → create environment → Configure image → write a file → review → Finished', async (ctx) => {
@@ -108,6 +176,18 @@ for (const c of CASES) {
       const toggle = page.getByRole('switch', { name: 'Enable Environments' });
       await toggle.click();
       await see(page.locator('[role="switch"][aria-checked="true"]'));
+      if (account) {
+        await server.client.connections.create({
+          name: CONNECTION,
+          provider: c.provider,
+          config: account.config,
+          secrets: account.secrets,
+        });
+        const target = (await server.client.targets()).find((t) => t.provider === c.provider);
+        expect(target?.available, target?.unavailableReason ?? '').toBe(true);
+        // The page read the providers before the connection existed.
+        await page.reload();
+      }
 
       await page.getByRole('link', { name: 'Environments' }).click();
       await see(page.getByText('No environments yet'));
@@ -127,7 +207,7 @@ for (const c of CASES) {
 
       await writeInSetup(page, 'e2e-first.txt', 'first');
       // Nobody clicks Refresh list: the review refreshes once the terminal's output goes quiet.
-      await see(page.getByTestId('capture-review').getByText(/\/workspace\/e2e-first\.txt$/), 30_000);
+      if (changeTracking) await see(page.getByTestId('capture-review').getByText(/\/workspace\/e2e-first\.txt$/), 30_000);
 
       await panel.getByRole('button', { name: 'Finished', exact: true }).click();
       await page.getByRole('alertdialog').getByRole('button', { name: 'Capture image', exact: true }).click();
@@ -159,7 +239,7 @@ for (const c of CASES) {
       await page.getByRole('alertdialog').getByRole('button', { name: 'Start setup', exact: true }).click();
       await seeSetupStatus(page, 'Setup running', 120_000);
       await writeInSetup(page, 'e2e-second.txt', 'second');
-      await seeInCaptureReview(page, /\/workspace\/e2e-second\.txt$/);
+      if (changeTracking) await seeInCaptureReview(page, /\/workspace\/e2e-second\.txt$/);
       await panel.getByRole('button', { name: 'Finished', exact: true }).click();
       await page.getByRole('alertdialog').getByRole('button', { name: 'Capture image', exact: true }).click();
       await seeToast(page, 'Template captured', 'Future runs can use the promoted template.');
