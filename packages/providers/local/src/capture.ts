@@ -1,5 +1,7 @@
-import { mkdir, readdir, rename } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { TemplateRef } from '@sandcast/provider-sdk';
+import { localError } from './errors.ts';
 import { exists, removeTree } from './fs-util.ts';
 import type { ImageStore } from './image-store.ts';
 import type { ImageRecord, LayerRecord, ProgressListener } from './image-types.ts';
@@ -83,4 +85,49 @@ export async function captureSetup(params: {
   progress({ phase: 'captured', fraction: 1 });
   const top = (await store.readLayer(layers.at(-1)!)) ?? layer;
   return { image, layer: top };
+}
+
+/**
+ * The provider's captureTemplate on a live setup record: freeze it (captureSetup), forget the
+ * setup at once and tear its leftovers (cgroups, work dirs) down in the background, and answer
+ * the image as a template reference. Its digest is computed later (`afterCapture`).
+ */
+export async function captureLease(params: {
+  store: ImageStore;
+  instances: Instances;
+  record: InstanceRecord;
+  maxLayers: number;
+  onProgress?: ProgressListener | undefined;
+  afterCapture: (layerId: string) => void;
+  inBackground: (work: Promise<void>) => void;
+}): Promise<TemplateRef> {
+  const { store, instances, record } = params;
+  let captured: Awaited<ReturnType<typeof captureSetup>>;
+  try {
+    captured = await captureSetup(params);
+  } catch (error) {
+    throw localError(
+      'capture_failed',
+      `capturing setup ${record.id} failed: ${error instanceof Error ? error.message : String(error)}`,
+      error,
+    );
+  } finally {
+    // The setup is already stopped and unmounted: forget it now, remove its leftovers after the capture returns.
+    await rm(join(instances.dir(record.id), 'instance.json'), { force: true });
+    params.inBackground(instances.teardown(record.id).catch(() => undefined));
+  }
+  params.afterCapture(captured.layer.id);
+  const local = await store.toLocalImage(captured.image);
+  return {
+    kind: 'image',
+    ref: captured.image.id,
+    sizeBytes: local.sizeBytes,
+    metadata: {
+      imageId: captured.image.id,
+      imageName: captured.image.name,
+      layerId: captured.layer.id,
+      layerCount: captured.image.layers.length,
+      digestPending: true,
+    },
+  };
 }

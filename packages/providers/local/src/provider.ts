@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import {
@@ -26,7 +26,7 @@ import {
 } from '@sandcast/provider-sdk';
 import { openNamespacedPortStream } from '@sandcast/provider-sdk/port-forward';
 import { asBaseImageStore } from './base-image-store.ts';
-import { captureSetup } from './capture.ts';
+import { captureLease } from './capture.ts';
 import { type Cgroups, detectCgroups } from './cgroups.ts';
 import { listUpperChanges } from './changes.ts';
 import { LOCAL_RUNTIME_KNOBS, type LocalConfig, localConfigSchema } from './config.ts';
@@ -478,37 +478,18 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const record = await liveRecord(request.leaseId);
       const { instances } = await ensureReady();
       if (record.kind !== 'setup') throw localError('not_found', `${request.leaseId} is not a setup sandbox`);
-      let captured: Awaited<ReturnType<typeof captureSetup>>;
-      try {
-        captured = await captureSetup({ store, instances, record, maxLayers, onProgress: request.onProgress });
-      } catch (error) {
-        throw localError(
-          'capture_failed',
-          `capturing setup ${request.leaseId} failed: ${error instanceof Error ? error.message : String(error)}`,
-          error,
-        );
-      } finally {
-        // The setup is already stopped and unmounted: forget it now, remove its leftovers
-        // (cgroups, work dirs) after the capture returns.
-        await rm(join(instances.dir(record.id), 'instance.json'), { force: true });
-        const cleanup = instances.teardown(record.id).catch(() => undefined);
-        background.add(cleanup);
-        void cleanup.finally(() => background.delete(cleanup));
-      }
-      void images.scheduleDigest(captured.layer.id);
-      const local = await store.toLocalImage(captured.image);
-      return {
-        kind: 'image',
-        ref: captured.image.id,
-        sizeBytes: local.sizeBytes,
-        metadata: {
-          imageId: captured.image.id,
-          imageName: captured.image.name,
-          layerId: captured.layer.id,
-          layerCount: captured.image.layers.length,
-          digestPending: true,
+      return captureLease({
+        store,
+        instances,
+        record,
+        maxLayers,
+        onProgress: request.onProgress,
+        afterCapture: (layerId) => void images.scheduleDigest(layerId),
+        inBackground: (work) => {
+          background.add(work);
+          void work.finally(() => background.delete(work));
         },
-      };
+      });
     },
 
     async cancelInteractiveSetup(leaseId: string): Promise<void> {
