@@ -20,7 +20,7 @@ import { squashLayers } from './squash.ts';
  * rename). A crash before the image record leaves an unreferenced layer, which the next start
  * removes.
  */
-export async function captureSetup(params: {
+async function captureSetup(params: {
   store: ImageStore;
   instances: Instances;
   record: InstanceRecord;
