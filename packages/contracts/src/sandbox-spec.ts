@@ -32,6 +32,22 @@ const ContainmentSchema = z.strictObject({
   hosts: z.array(HostPattern).max(L.allowlistHosts).default([]),
 });
 
+/** An absolute, normalised directory inside the sandbox; never `/` itself. */
+const WorkspacePath = z
+  .string()
+  .max(L.workspacePathChars)
+  .refine(noNul, 'must not contain a NUL character')
+  .refine((p) => p.startsWith('/') && p !== '/', 'an absolute directory other than /, such as /workspace')
+  .refine(
+    (p) => !p.split('/').some((part) => part === '..' || part === '.') && !p.includes('//') && !p.endsWith('/'),
+    'a normalised path: no ".", "..", "//" or trailing "/"',
+  );
+
+const WarmPoolSchema = z.strictObject({
+  size: z.number().int().min(0).max(L.warmPoolSizeMax),
+  maxAgeSeconds: z.number().int().min(L.warmPoolMaxAgeSecondsMin).max(L.warmPoolMaxAgeSecondsMax),
+});
+
 const Text = (max: number) => z.string().max(max).refine(noNul, 'must not contain a NUL character').nullable();
 
 /** The spec as stored and answered: every field present. */
@@ -42,6 +58,8 @@ export const SandboxSpecSchema = z.object({
   lifecycle: LifecycleSchema,
   bootstrap: z.array(z.string()),
   containment: z.object({ network: z.enum(NETWORK_CONTAINMENTS), hosts: z.array(z.string()) }),
+  workspacePath: z.string(),
+  warmPool: z.object({ size: z.number(), maxAgeSeconds: z.number() }),
 });
 
 /** The spec as a client sends it: any subset; what is missing keeps its current value (or its default). */
@@ -52,6 +70,8 @@ export const SandboxSpecInputSchema = z.strictObject({
   lifecycle: LifecycleSchema.partial().optional(),
   bootstrap: BootstrapCommandsSchema.optional(),
   containment: ContainmentSchema.optional(),
+  workspacePath: WorkspacePath.optional(),
+  warmPool: WarmPoolSchema.partial().optional(),
 });
 export type SandboxSpecInput = z.infer<typeof SandboxSpecInputSchema>;
 

@@ -48,6 +48,7 @@ export type {
   SandboxLifecycle,
   SandboxSpec,
   SpecIssue,
+  WarmPool,
 } from './sandbox-spec.ts';
 export {
   bootstrapSecretIssues,

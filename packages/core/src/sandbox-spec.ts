@@ -12,7 +12,7 @@ export type Durability = (typeof DURABILITIES)[number];
 export const IDLE_ACTIONS = ['stop', 'keep_running', 'checkpoint_and_stop'] as const;
 export type IdleAction = (typeof IDLE_ACTIONS)[number];
 
-export const NETWORK_CONTAINMENTS = ['deny', 'allowlist'] as const;
+export const NETWORK_CONTAINMENTS = ['deny', 'allowlist', 'allow'] as const;
 export type NetworkContainment = (typeof NETWORK_CONTAINMENTS)[number];
 
 export interface SandboxLifecycle {
@@ -23,9 +23,16 @@ export interface SandboxLifecycle {
 }
 
 export interface SandboxContainment {
-  /** `deny` (default): no route out. `allowlist`: only `hosts` (enforced once egress lands). */
+  /** `deny` (default): no route out. `allowlist`: only `hosts`. `allow`: any public host. Egress always leaves through the host-side proxy. */
   network: NetworkContainment;
   hosts: string[];
+}
+
+export interface WarmPool {
+  /** Sandboxes kept booted from the active image, ready to be claimed. 0 (default) = no pool. */
+  size: number;
+  /** A pooled sandbox older than this is drained and replaced. Default 3600. */
+  maxAgeSeconds: number;
 }
 
 export interface SandboxSpec {
@@ -37,6 +44,10 @@ export interface SandboxSpec {
   /** Shell commands run in order on create and on every replacement of the compute. */
   bootstrap: string[];
   containment: SandboxContainment;
+  /** The directory checkpoints cover (durability `checkpointed`). Absolute. Default `/workspace`. */
+  workspacePath: string;
+  /** A runtime knob: changing it makes a revision but never detaches the image. */
+  warmPool: WarmPool;
 }
 
 export const SANDBOX_SPEC_LIMITS = {
@@ -47,6 +58,10 @@ export const SANDBOX_SPEC_LIMITS = {
   idleAfterSecondsMin: 10,
   idleAfterSecondsMax: 7 * 24 * 3600,
   allowlistHosts: 64,
+  workspacePathChars: 1024,
+  warmPoolSizeMax: 32,
+  warmPoolMaxAgeSecondsMin: 60,
+  warmPoolMaxAgeSecondsMax: 7 * 24 * 3600,
 } as const;
 
 export const DEFAULT_SANDBOX_SPEC: SandboxSpec = {
@@ -56,6 +71,8 @@ export const DEFAULT_SANDBOX_SPEC: SandboxSpec = {
   lifecycle: { idleAfterSeconds: 180, idleAction: 'stop' },
   bootstrap: [],
   containment: { network: 'deny', hosts: [] },
+  workspacePath: '/workspace',
+  warmPool: { size: 0, maxAgeSeconds: 3600 },
 };
 
 export interface SpecIssue {
@@ -103,5 +120,7 @@ export function withSpecDefaults(stored: Partial<Record<keyof SandboxSpec, unkno
     lifecycle: { ...DEFAULT_SANDBOX_SPEC.lifecycle, ...lifecycle },
     bootstrap: (stored.bootstrap as string[] | undefined) ?? [],
     containment: { ...DEFAULT_SANDBOX_SPEC.containment, ...containment },
+    workspacePath: (stored.workspacePath as string | undefined) ?? DEFAULT_SANDBOX_SPEC.workspacePath,
+    warmPool: { ...DEFAULT_SANDBOX_SPEC.warmPool, ...((stored.warmPool ?? {}) as Partial<WarmPool>) },
   };
 }

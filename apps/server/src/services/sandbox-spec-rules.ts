@@ -17,6 +17,8 @@ export interface SpecInput {
   lifecycle?: Partial<SandboxLifecycle> | undefined;
   bootstrap?: string[] | undefined;
   containment?: SandboxSpec['containment'] | undefined;
+  workspacePath?: string | undefined;
+  warmPool?: Partial<SandboxSpec['warmPool']> | undefined;
 }
 
 /** `input` over `base` field by field (the lifecycle too); what `input` leaves out keeps its value. */
@@ -31,6 +33,8 @@ export function mergeSpec(base: SandboxSpec, input: SpecInput | undefined): Sand
     lifecycle: { ...base.lifecycle, ...stripUndefined(input.lifecycle ?? {}) },
     bootstrap: [...pick('bootstrap')],
     containment: input.containment ? { network: input.containment.network, hosts: [...input.containment.hosts] } : base.containment,
+    workspacePath: pick('workspacePath'),
+    warmPool: { ...base.warmPool, ...stripUndefined(input.warmPool ?? {}) },
   };
 }
 

@@ -10,6 +10,8 @@ const current = {
   lifecycle: { idleAfterSeconds: 180, idleAction: 'stop' as const },
   bootstrap: ['make deps'],
   containment: { network: 'deny' as const, hosts: [] },
+  workspacePath: '/workspace',
+  warmPool: { size: 0, maxAgeSeconds: 3600 },
 };
 
 describe('spec flags', () => {
