@@ -178,7 +178,8 @@ export async function workspaceHostPath(handle: ContainerHandle, path: string): 
   } catch (error) {
     throw toProviderError(error, { action: 'inspect a sandbox', what: `sandbox ${handle.instanceId}`, engineUrl: handle.engineUrl });
   }
-  const merged = info.GraphDriver?.Data?.MergedDir;
+  // The typings know only devicemapper's fields; overlay2 reports MergedDir there.
+  const merged = (info.GraphDriver?.Data as { MergedDir?: string } | undefined)?.MergedDir;
   if (!info.State.Running || info.State.Paused || !merged) return null;
   const inside = sandboxPath(path);
   const covered = (info.Mounts ?? []).some(
