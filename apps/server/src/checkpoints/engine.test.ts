@@ -366,6 +366,48 @@ describe('restore refuses what it cannot trust', () => {
   });
 });
 
+describe('restore over a hostile old workspace', () => {
+  it('removing the old workspace unlinks its symlinks and never empties what they point to', async () => {
+    const { engine } = await setup();
+    const source = await fresh('clean');
+    await writeFile(path.join(source, 'a'), 'new');
+    const result = await engine.capture(hostDir(source), null);
+    const outside = await fresh('precious');
+    await writeFile(path.join(outside, 'keep'), 'host file');
+    const target = path.join(await fresh('old'), 'workspace');
+    await mkdir(path.join(target, 'sub'), { recursive: true });
+    await symlink(outside, path.join(target, 'sub/link-to-host'));
+    await symlink(outside, path.join(target, 'link-to-host'));
+    await engine.restore(result.manifest, result.manifestDigest, hostDir(target));
+    expect(await describeTree(target)).toEqual([expect.stringMatching(/^a file 644/)]);
+    expect(await readFile(path.join(outside, 'keep'), 'utf8')).toBe('host file');
+  });
+
+  it('a workspace that is a mount point (cannot be renamed) has its contents replaced', async (ctx) => {
+    const { engine } = await setup();
+    const source = await fresh('mounted-source');
+    await richTree(source);
+    const result = await engine.capture(hostDir(source), null);
+    const target = path.join(await fresh('mounted'), 'workspace');
+    await mkdir(target);
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'ckpt-test', target]);
+    } catch (error) {
+      if (process.env.CI === 'true') throw error;
+      ctx.skip(`mounting a tmpfs needs root: ${(error as Error).message}`);
+    }
+    try {
+      await writeFile(path.join(target, 'old'), 'old');
+      await engine.restore(result.manifest, result.manifestDigest, hostDir(target));
+      const expected = (await describeTree(source)).map((line) => line.replace('suid file 6755', 'suid file 755'));
+      expect(await describeTree(target)).toEqual(expected);
+      expect(await readdir(path.dirname(target))).toEqual(['workspace']);
+    } finally {
+      execFileSync('umount', [target]);
+    }
+  });
+});
+
 describe('tar sources and targets', () => {
   const tarOf = (dir: string) => async () => {
     const { spawn } = await import('node:child_process');
