@@ -8,6 +8,7 @@ export type {
   CheckpointEngine,
   CheckpointManifest,
   ManifestEntry,
+  RestoreResult,
   WorkspaceSource,
   WorkspaceTarget,
 } from './checkpoints/types.ts';

@@ -63,9 +63,15 @@ describe('capture and restore', () => {
     expect(result.changedPaths).toBe(result.manifest.entries.length);
 
     const target = path.join(await fresh('restored'), 'workspace');
-    await engine.restore(result.manifest, result.manifestDigest, hostDir(target));
+    const { asWritten } = await engine.restore(result.manifest, result.manifestDigest, hostDir(target));
     const expected = (await describeTree(source)).map((line) => line.replace('suid file 6755', 'suid file 755'));
     expect(await describeTree(target)).toEqual(expected);
+    // The restored tree as written: the next capture of it against that reads nothing.
+    const read: string[] = [];
+    const sink = new ChunkSink(createFsBlobStore(await fresh('unused')));
+    await scanHostDir(target, { sink, chunkBytes: 1024 * 1024, previous: asWritten, beforeRead: async (p) => void read.push(p) });
+    expect(read).toEqual([]);
+    expect((await engine.capture(hostDir(target), asWritten)).changedPaths).toBe(0);
     // A restore into an existing workspace replaces it, leaving nothing beside it.
     await writeFile(path.join(target, 'stray'), 'gone after the restore');
     await engine.restore(result.manifest, result.manifestDigest, hostDir(target));

@@ -83,8 +83,9 @@ export function createCheckpointEngine(options: CheckpointEngineOptions): Checkp
     async restore(manifest, manifestDigest, target) {
       validateManifest(manifest);
       verifyManifestDigest(manifest, manifestDigest);
-      if (target.kind === 'host-dir') await restoreToHostDir(manifest, target.dir, blobs);
-      else await target.write(await restoreToTar(manifest, blobs));
+      if (target.kind === 'host-dir') return { asWritten: await restoreToHostDir(manifest, target.dir, blobs) };
+      await target.write(await restoreToTar(manifest, blobs));
+      return { asWritten: null };
     },
     chunksOf,
     async loadManifest(manifestDigest) {

@@ -44,13 +44,14 @@ const fetchChunk = async (blobs: BlobStore, digest: string) => verifyChunk(diges
  * A workspace that is a mount point cannot be renamed, nor written beside: the fresh directory
  * goes inside it, and replaces its other contents at the end.
  */
-export async function restoreToHostDir(manifest: CheckpointManifest, dir: string, blobs: BlobStore): Promise<void> {
+export async function restoreToHostDir(manifest: CheckpointManifest, dir: string, blobs: BlobStore): Promise<CheckpointManifest> {
   const target = path.resolve(dir);
   const parent = await openDirNoFollow(path.dirname(target));
   const base = path.basename(target);
   const suffix = randomBytes(6).toString('hex');
   const staging = `.${base}.restore-${suffix}`;
   let mounted: FileHandle | null = null;
+  const written = new Map<string, ManifestEntry>();
   try {
     const existing = await lstat(beneath(parent, base)).catch(() => null);
     if (existing?.isDirectory() && existing.dev !== (await parent.stat()).dev) mounted = await openDirNoFollow(beneath(parent, base));
@@ -59,7 +60,7 @@ export async function restoreToHostDir(manifest: CheckpointManifest, dir: string
     try {
       const root = await openDirNoFollow(beneath(home, staging));
       try {
-        await writeDir(root, '', childrenByDir(manifest), blobs);
+        await writeDir(root, '', childrenByDir(manifest), blobs, written);
         await root.chmod(existing?.isDirectory() ? existing.mode & KEPT_MODE_BITS : 0o755);
       } finally {
         await root.close();
@@ -73,17 +74,24 @@ export async function restoreToHostDir(manifest: CheckpointManifest, dir: string
   } finally {
     await Promise.all([parent.close(), mounted?.close()]);
   }
+  return { version: 1, entries: manifest.entries.map((entry) => written.get(entry.path) ?? entry) };
 }
 
 /** Files written at the same time within one directory. */
 const PARALLEL = 8;
 
-async function writeDir(dir: FileHandle, dirPath: string, children: Map<string, ManifestEntry[]>, blobs: BlobStore): Promise<void> {
+async function writeDir(
+  dir: FileHandle,
+  dirPath: string,
+  children: Map<string, ManifestEntry[]>,
+  blobs: BlobStore,
+  written: Map<string, ManifestEntry>,
+): Promise<void> {
   const entries = children.get(dirPath) ?? [];
   await eachLimited(
     entries.filter((entry) => entry.type !== 'dir'),
     PARALLEL,
-    (entry) => writeLeaf(dir, entry, blobs),
+    (entry) => writeLeaf(dir, entry, blobs, written),
   );
   for (const entry of entries) {
     if (entry.type !== 'dir') continue;
@@ -91,7 +99,7 @@ async function writeDir(dir: FileHandle, dirPath: string, children: Map<string, 
     await mkdir(at, { mode: 0o700 });
     const child = await openDirNoFollow(at);
     try {
-      await writeDir(child, entry.path, children, blobs);
+      await writeDir(child, entry.path, children, blobs, written);
       // Last, so a read-only directory does not refuse its own children.
       await child.chmod(entry.mode & KEPT_MODE_BITS);
     } finally {
@@ -100,7 +108,8 @@ async function writeDir(dir: FileHandle, dirPath: string, children: Map<string, 
   }
 }
 
-async function writeLeaf(dir: FileHandle, entry: ManifestEntry, blobs: BlobStore): Promise<void> {
+/** Writes a file or a symlink; a file's entry is recorded with the inode and times it now has. */
+async function writeLeaf(dir: FileHandle, entry: ManifestEntry, blobs: BlobStore, written: Map<string, ManifestEntry>): Promise<void> {
   const at = beneath(dir, nameOf(entry.path));
   if (entry.type === 'symlink') {
     await symlink(entry.target!, at);
@@ -109,17 +118,19 @@ async function writeLeaf(dir: FileHandle, entry: ManifestEntry, blobs: BlobStore
   // O_EXCL: whatever appeared under this name (a symlink planted by the sandbox) is never opened.
   const file = await open(at, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
   try {
-    let written = 0;
+    let offset = 0;
     for (const digest of entry.chunks ?? []) {
       const data = await fetchChunk(blobs, digest);
-      await file.write(data, 0, data.length, written);
-      written += data.length;
+      await file.write(data, 0, data.length, offset);
+      offset += data.length;
     }
-    if (written !== entry.size) {
-      throw refuse(`the chunks of ${JSON.stringify(entry.path)} hold ${written} bytes, not ${entry.size}`, { reason: 'size_mismatch' });
+    if (offset !== entry.size) {
+      throw refuse(`the chunks of ${JSON.stringify(entry.path)} hold ${offset} bytes, not ${entry.size}`, { reason: 'size_mismatch' });
     }
     await file.chmod(entry.mode & KEPT_MODE_BITS);
     if (entry.mtimeMs !== undefined) await file.utimes(entry.mtimeMs / 1000, entry.mtimeMs / 1000);
+    const now = await file.stat();
+    written.set(entry.path, { ...entry, mtimeMs: now.mtimeMs, ctimeMs: now.ctimeMs, ino: now.ino });
   } finally {
     await file.close();
   }
