@@ -157,7 +157,11 @@ describe('capture and restore', () => {
     await utimes(path.join(source, 'sneaky'), sneaky.atime, sneaky.mtime);
 
     const second = await engine.capture(hostDir(source), first.manifest);
-    expect(second.changedPaths).toBe(4);
+    // The touched file was read again and found the same: a touch alone is not a changed path.
+    expect(second.changedPaths).toBe(3);
+    expect(second.manifest.entries.find((e) => e.path === 'mtime')?.mtimeMs).not.toBe(
+      first.manifest.entries.find((e) => e.path === 'mtime')?.mtimeMs,
+    );
     expect(chunksOf(second.manifest, 'size')).not.toEqual(chunksOf(first.manifest, 'size'));
     expect(chunksOf(second.manifest, 'inode')).not.toEqual(chunksOf(first.manifest, 'inode'));
     expect(chunksOf(second.manifest, 'sneaky')).not.toEqual(chunksOf(first.manifest, 'sneaky'));
@@ -432,9 +436,12 @@ describe('tar sources and targets', () => {
     const files = (m: typeof fromHost.manifest) =>
       m.entries.map(({ path: p, type, mode, size, chunks, target }) => ({ p, type, mode, size, chunks, target }));
     expect(files(fromTar.manifest)).toEqual(files(fromHost.manifest));
-    // Every chunk was already stored: only the tar manifest is new.
+    // Every chunk was already stored: only the tar manifest is new; the files kept their mtimes (to the second).
     expect(fromTar.newChunks).toEqual([]);
     expect(counts.puts - putsAfterHost).toBe(1);
+    const main = (m: typeof fromHost.manifest) => m.entries.find((e) => e.path === 'src/main.ts')!.mtimeMs!;
+    expect(main(fromTar.manifest)).toBe(Math.floor(main(fromHost.manifest) / 1000) * 1000);
+    expect((await engine.capture({ kind: 'tar', open: tarOf(source) }, fromHost.manifest)).changedPaths).toBe(0);
 
     const target = await fresh('tar-target');
     await engine.restore(fromTar.manifest, fromTar.manifestDigest, {

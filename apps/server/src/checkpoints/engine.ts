@@ -26,10 +26,12 @@ const sameContent = (a: ManifestEntry, b: ManifestEntry) =>
   a.mode === b.mode &&
   a.target === b.target &&
   a.size === b.size &&
-  (a.chunks ?? []).join() === (b.chunks ?? []).join() &&
-  a.mtimeMs === b.mtimeMs;
+  (a.chunks ?? []).join() === (b.chunks ?? []).join();
 
-/** Paths added or changed in `entries`, plus those of `previous` that are gone. */
+/**
+ * Paths added or changed in `entries` (type, mode, link target or bytes; a touch alone is not a
+ * change), plus those of `previous` that are gone.
+ */
 function countChanges(entries: readonly ManifestEntry[], previous: CheckpointManifest | null): number {
   const before = new Map((previous?.entries ?? []).map((entry) => [entry.path, entry]));
   let changed = 0;

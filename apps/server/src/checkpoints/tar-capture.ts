@@ -40,7 +40,9 @@ export async function scanTar(stream: Readable, options: { sink: ChunkSink; chun
         const chunker = new FixedChunker(options.sink, options.chunkBytes);
         for await (const data of entry) await chunker.push(data as Buffer);
         const chunks = await chunker.end();
-        byPath.set(path, { path, type: 'file', mode, size: chunker.size, chunks });
+        // Seconds, as tar keeps them; a restore sets them back.
+        const mtimeMs = header.mtime instanceof Date && Number.isFinite(header.mtime.getTime()) ? header.mtime.getTime() : undefined;
+        byPath.set(path, { path, type: 'file', mode, size: chunker.size, chunks, mtimeMs });
         continue;
       }
       entry.resume();
