@@ -146,7 +146,8 @@ async function main() {
     const byteRatio = tarBytes / percentile(oneFile.bytes, 50);
     console.log(
       `\ngoal (issue 13): a 1-file checkpoint at least 50× cheaper than tar czf in time and bytes — ` +
-        `time ×${timeRatio.toFixed(0)}, bytes ×${byteRatio.toFixed(0)}: ${timeRatio >= 50 && byteRatio >= 50 ? 'met' : 'NOT met'}`,
+        `time ×${timeRatio.toFixed(0)}, bytes ×${byteRatio.toFixed(0)}: ${timeRatio >= 50 && byteRatio >= 50 ? 'met' : 'NOT met'}` +
+        (TOTAL_MB < 1024 ? ' (the goal is for 1 GiB; fixed costs weigh more in this smaller run)' : ''),
     );
     console.log(`machine: ${JSON.stringify({ bench: 'checkpoints', ...machine })}`);
   } finally {
