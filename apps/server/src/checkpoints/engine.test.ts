@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -31,6 +31,10 @@ const setup = async (chunkBytes?: number) => {
   return { blobs: store, counts, engine: createCheckpointEngine({ blobs: store, chunkBytes }) };
 };
 const hostDir = (dir: string) => ({ kind: 'host-dir' as const, dir });
+/** A `beforeOpen` hook that notes the files (not the directories) a scan opens. */
+const filesOpened = (root: string, into: string[]) => async (p: string) => {
+  if ((await lstat(path.join(root, p))).isFile()) into.push(p);
+};
 
 /** A tree with one of everything a workspace holds. */
 async function richTree(dir: string) {
@@ -69,7 +73,7 @@ describe('capture and restore', () => {
     // The restored tree as written: the next capture of it against that reads nothing.
     const read: string[] = [];
     const sink = new ChunkSink(createFsBlobStore(await fresh('unused')));
-    await scanHostDir(target, { sink, chunkBytes: 1024 * 1024, previous: asWritten, beforeRead: async (p) => void read.push(p) });
+    await scanHostDir(target, { sink, chunkBytes: 1024 * 1024, previous: asWritten, beforeOpen: filesOpened(target, read) });
     expect(read).toEqual([]);
     expect((await engine.capture(hostDir(target), asWritten)).changedPaths).toBe(0);
     // A restore into an existing workspace replaces it, leaving nothing beside it.
@@ -116,7 +120,7 @@ describe('capture and restore', () => {
     const read: string[] = [];
     const sink = new ChunkSink(createFsBlobStore(await fresh('unused')));
     await writeFile(path.join(source, 'd3/f3'), randomBytes(100));
-    await scanHostDir(source, { sink, chunkBytes: 1024 * 1024, previous: second.manifest, beforeRead: async (p) => void read.push(p) });
+    await scanHostDir(source, { sink, chunkBytes: 1024 * 1024, previous: second.manifest, beforeOpen: filesOpened(source, read) });
     expect(read).toEqual(['d3/f3']);
   }, 60_000);
 
@@ -251,7 +255,7 @@ describe('hostile trees', () => {
       sink,
       chunkBytes: 1024 * 1024,
       previous: null,
-      beforeRead: async (p) => {
+      beforeOpen: async (p) => {
         swaps.push(p);
         await rm(path.join(source, p));
         if (p === 'innocent') await symlink('/etc/passwd', path.join(source, p));
@@ -269,6 +273,37 @@ describe('hostile trees', () => {
     expect(scan.entries.some((e) => e.path === 'pipe')).toBe(false);
     expect(scan.skipped).toBe(1);
     expect(sink.totalBytes).toBe(0);
+  });
+
+  it('a directory swapped for a symlink before it is opened, or while it is walked, never leads out', async () => {
+    const source = await fresh('swap-dir');
+    const outside = await fresh('outside');
+    await writeFile(path.join(outside, 'host-secret'), 'host bytes');
+    await mkdir(path.join(source, 'early'));
+    await mkdir(path.join(source, 'late'));
+    await writeFile(path.join(source, 'late/first'), 'inside');
+    await writeFile(path.join(source, 'late/second'), 'inside');
+    const swap = async (p: string) => {
+      await rename(path.join(source, p), path.join(source, `${p}-moved`));
+      await symlink(outside, path.join(source, p));
+    };
+    const sink = new ChunkSink(createFsBlobStore(await fresh('swap-dir-blobs')));
+    const scan = await scanHostDir(source, {
+      sink,
+      chunkBytes: 1024 * 1024,
+      previous: null,
+      beforeOpen: async (p) => {
+        // Between the lstat that saw a directory and its open.
+        if (p === 'early') await swap('early');
+        // While `late` is open and being walked: the walk keeps its descriptor.
+        if (p === 'late/first') await swap('late');
+      },
+    });
+    const paths = scan.entries.map((e) => `${e.path}:${e.type}`);
+    expect(paths).toContain('early:symlink');
+    expect(paths.some((p) => p.includes('host-secret'))).toBe(false);
+    expect(scan.entries.filter((e) => e.type === 'file').every((e) => e.size === 'inside'.length)).toBe(true);
+    expect(await readFile(path.join(outside, 'host-secret'), 'utf8')).toBe('host bytes');
   });
 
   it('captures and restores 10,000 tiny files', async () => {

@@ -19,8 +19,8 @@ export interface HostScanOptions {
   sink: ChunkSink;
   chunkBytes: number;
   previous: CheckpointManifest | null;
-  /** Test seam: runs between an entry's lstat and its read (where a hostile tree swaps it). */
-  beforeRead?: ((path: string) => Promise<void>) | undefined;
+  /** Test seam: runs between a file's or directory's lstat and its open (where a hostile tree swaps it). */
+  beforeOpen?: ((path: string) => Promise<void>) | undefined;
 }
 
 export interface HostScan {
@@ -122,6 +122,7 @@ async function visit(dir: FileHandle, name: string, path: string, depth: number,
       state.scan.skipped++;
       return 'done';
     }
+    await state.beforeOpen?.(path);
     let child: FileHandle;
     try {
       child = await openDirNoFollow(at);
@@ -154,7 +155,7 @@ async function visit(dir: FileHandle, name: string, path: string, depth: number,
     state.scan.entries.push({ ...before, mode });
     return 'done';
   }
-  await state.beforeRead?.(path);
+  await state.beforeOpen?.(path);
   let file: FileHandle;
   try {
     // O_NONBLOCK: a fifo swapped in opens at once instead of waiting for a writer.
