@@ -169,9 +169,12 @@ async function visit(dir: FileHandle, name: string, path: string, depth: number,
     if (!opened.isFile()) return 'retry'; // swapped for a directory, a fifo, a device: look again
     const chunker = new FixedChunker(state.sink, state.chunkBytes);
     const buffer = Buffer.allocUnsafe(Math.min(state.chunkBytes, 1024 * 1024));
-    for (;;) {
-      const { bytesRead } = await file.read(buffer, 0, buffer.length, null);
+    // Up to the size fstat saw: a file the sandbox keeps growing is taken as it was when opened
+    // (its mtime moves, so the next capture reads it again) instead of being read forever.
+    for (let left = opened.size; left > 0; ) {
+      const { bytesRead } = await file.read(buffer, 0, Math.min(buffer.length, left), null);
       if (bytesRead === 0) break;
+      left -= bytesRead;
       await chunker.push(buffer.subarray(0, bytesRead));
     }
     const chunks = await chunker.end();
