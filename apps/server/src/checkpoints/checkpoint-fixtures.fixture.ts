@@ -8,7 +8,7 @@ import { checkpointBlobDir, createFsBlobStore } from './fs-blob-store.ts';
 import type { BlobStore } from './types.ts';
 
 /** A blob store wrapper that counts what reaches the store underneath. */
-export function countingStore(inner: BlobStore) {
+function countingStore(inner: BlobStore) {
   const counts = { puts: 0, putBytes: 0, gets: 0 };
   const store: BlobStore = {
     has: (digest) => inner.has(digest),
