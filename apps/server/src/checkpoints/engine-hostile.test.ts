@@ -3,11 +3,11 @@ import { mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:f
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { describeTree, hostDir, richTree, useScratch, withoutSetid } from './checkpoint-fixtures.fixture.ts';
 import { ChunkSink } from './chunk-sink.ts';
 import { createCheckpointEngine } from './engine.ts';
 import { checkpointBlobDir, createFsBlobStore } from './fs-blob-store.ts';
 import { scanHostDir } from './host-capture.ts';
+import { describeTree, hostDir, richTree, useScratch, withoutSetid } from './test-support/trees.ts';
 
 const { fresh, setup } = useScratch();
 

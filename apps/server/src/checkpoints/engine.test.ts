@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { describeTree, filesOpened, hostDir, richTree, useScratch, withoutSetid } from './checkpoint-fixtures.fixture.ts';
 import { ChunkSink } from './chunk-sink.ts';
 import { createCheckpointEngine } from './engine.ts';
 import { createFsBlobStore } from './fs-blob-store.ts';
 import { scanHostDir } from './host-capture.ts';
+import { describeTree, filesOpened, hostDir, richTree, useScratch, withoutSetid } from './test-support/trees.ts';
 import type { BlobStore } from './types.ts';
 
 const { fresh, setup } = useScratch();

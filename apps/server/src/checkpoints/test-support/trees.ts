@@ -3,9 +3,9 @@ import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink,
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { createCheckpointEngine } from './engine.ts';
-import { checkpointBlobDir, createFsBlobStore } from './fs-blob-store.ts';
-import type { BlobStore } from './types.ts';
+import { createCheckpointEngine } from '../engine.ts';
+import { checkpointBlobDir, createFsBlobStore } from '../fs-blob-store.ts';
+import type { BlobStore } from '../types.ts';
 
 /** A blob store wrapper that counts what reaches the store underneath. */
 function countingStore(inner: BlobStore) {
