@@ -194,10 +194,12 @@ describe('createDuplexBroker', () => {
     const t = setup();
     t.input.push('{"version":1,"type":"request","id":"m","method":"get","path":"/","headers":{},"body":""}\n');
     t.input.push('garbage\n');
+    t.input.push(encodeFrame({ version: 1, type: 'request', id: 'i'.repeat(257), method: 'GET', path: '/', headers: {}, body: '' }));
     await settle();
     expect(t.errorCode(t.answerOf('m')[0])).toBe('malformed_request');
     expect(t.calls).toHaveLength(0);
-    expect(t.broker.stats().decodeErrors).toBe(2);
+    expect(t.responses()).toHaveLength(1);
+    expect(t.broker.stats().decodeErrors).toBe(3);
   });
 
   it('sends a heartbeat every 5 s and stays open while the gateway sends its own', async () => {

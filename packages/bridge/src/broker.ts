@@ -240,6 +240,7 @@ export function createDuplexBroker(options: BrokerOptions): DuplexBroker {
         p.run.cancel();
         refuse(p, p.safe ? 'bridge_closed' : 'indeterminate');
       }
+      if (over) return; // a write failed while answering: the channel was lost instead
       send({ version: 1, type: 'error', code: 'channel_closed' });
       shutDown();
       log.info({ event: 'duplex_channel_closed', reason, ...tally }, 'duplex bridge channel closed by the host');

@@ -33,6 +33,7 @@ describe('normalizeBridgePath', () => {
     ['/api\\admin', 'backslash'],
     ['/api/%5cadmin', 'backslash'],
     ['/api/a%2fb', 'encoded_separator'],
+    ['/api/%252e%252e/admin', 'double_encoded'],
     ['/api/a b', 'bad_character'],
     ['/api/é', 'bad_character'],
     ['/api/x#frag', 'bad_character'],
