@@ -270,6 +270,54 @@ describe('createDuplexBroker', () => {
     expect(t.input.released).toBe(true);
   });
 
+  it('stops reading requests while the gateway does not read its stdin, and loses the channel if it never does', async () => {
+    const clock = createManualClock();
+    const input = createMemoryByteSource();
+    const written = createMemoryFrameSink();
+    let full = true;
+    let drained: () => void = () => undefined;
+    const forwarded: string[] = [];
+    const broker = createDuplexBroker({
+      frames: decodeStream(input),
+      sink: {
+        write: (line) => {
+          written.write(line);
+          return !full;
+        },
+        end: () => written.end(),
+        drained: () => new Promise<void>((resolve) => (drained = resolve)),
+      },
+      clock,
+      forward: async (request) => {
+        forwarded.push(request.id);
+        return { status: 200, headers: {}, body: new Uint8Array(10) };
+      },
+    });
+    let end: ChannelEnd | undefined;
+    void broker.ended.then((e) => {
+      end = e;
+    });
+    const send = (id: string) =>
+      input.push(encodeFrame({ version: 1, type: 'request', id, method: 'GET', path: '/', headers: {}, body: '' }));
+    send('first');
+    await settle();
+    send('second');
+    await settle();
+    expect(forwarded).toEqual(['first']);
+    full = false;
+    drained();
+    await settle();
+    expect(forwarded).toEqual(['first', 'second']);
+    full = true;
+    send('third');
+    await settle();
+    for (let i = 0; i < 4; i++) {
+      input.push('{"version":1,"type":"heartbeat"}\n');
+      await clock.advance(5_000);
+    }
+    expect(end).toMatchObject({ kind: 'lost', lossClass: 'write_failed' });
+  });
+
   it('stays bounded under a flood of 10,000 requests', async () => {
     const t = setup({ auto: true });
     let peak = 0;
