@@ -6,6 +6,7 @@ import type { ForwardRequest, ForwardResponse } from './forward.ts';
 import type { ResponseFrame } from './frames.ts';
 import { decodeStream } from './handshake.ts';
 import { MAX_LIFETIME_REQUESTS } from './ledger.ts';
+import { refusalAnswer } from './refusals.ts';
 import { createManualClock, createMemoryByteSource, createMemoryFrameSink, settle } from './testing/index.ts';
 
 interface Call {
@@ -179,6 +180,24 @@ describe('createDuplexBroker', () => {
     expect(t.errorCode(t.answerOf('g')[0])).toBe('forward_failed');
     expect(t.errorCode(t.answerOf('p')[0])).toBe('indeterminate');
     expect(t.errorCode(t.answerOf('n')[0])).toBe('forward_failed');
+  });
+
+  it('counts a policy refusal from the forwarder under its code', async () => {
+    const outcomes: string[] = [];
+    const t = setup({
+      telemetry: {
+        channelOpened: () => undefined,
+        channelFellBack: () => undefined,
+        channelLost: () => undefined,
+        requestFinished: (_transport, outcome) => outcomes.push(outcome),
+      },
+      forward: async () => refusalAnswer('route_not_allowed'),
+    });
+    t.send('nope', 'DELETE');
+    await settle();
+    expect(t.answerOf('nope')[0]?.status).toBe(403);
+    expect(t.errorCode(t.answerOf('nope')[0])).toBe('route_not_allowed');
+    expect(outcomes).toEqual(['route_not_allowed']);
   });
 
   it('refuses an answer too large for a frame', async () => {
