@@ -29,6 +29,10 @@ import { registerSandboxLifecycleRoutes } from './http/routes/sandbox-lifecycle.
 import { registerSandboxRoutes } from './http/routes/sandboxes.routes.ts';
 import { registerSessionRoutes } from './http/routes/sessions.routes.ts';
 import { registerSettingsRoutes } from './http/routes/settings.routes.ts';
+import { type CheckpointStorage, createCheckpointStorage } from './checkpoints/storage.ts';
+import { createCheckpointsService } from './checkpoints/checkpoints.service.ts';
+import { registerCheckpointRoutes } from './http/routes/checkpoints.routes.ts';
+import { createSandboxRecovery } from './services/sandbox-recovery.ts';
 import { registerTargetRoutes } from './http/routes/targets.routes.ts';
 import { registerTerminalRoutes } from './http/routes/terminal.routes.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
@@ -70,6 +74,8 @@ export interface AppDeps {
   clock?: Clock | undefined;
   /** Where metrics are recorded (`GET /metrics`); default a registry of this app's own. */
   metrics?: Metrics | undefined;
+  /** The checkpoint engine and its blob store; default the data dir's (or SANDCAST_CHECKPOINT_STORE_URL's). */
+  checkpointStorage?: CheckpointStorage | undefined;
 }
 
 export type { RouteEntry } from './http/route-entry.ts';
@@ -155,6 +161,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerSandboxLifecycleRoutes(app, services);
   registerAgentRoutes(app, services);
   registerSessionRoutes(app, { ...services, runningExecs });
+  registerCheckpointRoutes(app, services);
   registerPortRoutes(app, services);
   registerBaseImageRoutes(app, services);
   registerTerminalRoutes(app, { ...services, authTimeoutMs: deps.config.terminalAuthTimeoutMs });
@@ -237,12 +244,23 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
   });
   const terminalTokens = createTerminalTokensService({ store, setupSessions, clock: deps.clock });
   const apiKeys = createApiKeysService({ store });
+  const storage = deps.checkpointStorage ?? createCheckpointStorage(deps.config);
+  const checkpoints = createCheckpointsService({ store, providers, ...storage, settings, log, clock: deps.clock });
   const sandboxLifecycle = createSandboxLifecycle({
     store,
     providers,
     log,
     clock: deps.clock,
     closePorts: (sandboxId) => ports.closeAllOf({ kind: 'sandbox', id: sandboxId }),
+    checkpointBeforeIdleStop: (sandbox, actor) => checkpoints.take(sandbox, 'idle', actor),
+  });
+  const recovery = createSandboxRecovery({
+    store,
+    providers,
+    secrets: deps.secrets,
+    lifecycle: sandboxLifecycle,
+    checkpoints,
+    log,
   });
   const terminalHub = createTerminalHub({
     providers,
@@ -261,8 +279,10 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     lifecycle: sandboxLifecycle,
     execOutputMaxBytes: deps.config.execOutputMaxBytes,
     clock: deps.clock,
+    recovery,
   });
   return {
+    checkpoints,
     listening,
     portHosts,
     portConnections,

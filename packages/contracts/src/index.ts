@@ -91,6 +91,17 @@ export {
   UpdateEnvironmentAnswerSchema,
   UpdateEnvironmentBodySchema,
 } from './environments.ts';
+export type { CheckpointBody, RestoreCheckpointAnswer, RestoreOperationLine, SandboxRecovered } from './checkpoints.ts';
+export {
+  CheckpointAnswerSchema,
+  CheckpointListSchema,
+  CheckpointParamsSchema,
+  CheckpointSchema,
+  CreateCheckpointBodySchema,
+  RestoreCheckpointAnswerSchema,
+  RestoreOperationLineSchema,
+  SandboxRecoveredSchema,
+} from './checkpoints.ts';
 export type { ErrorCode, ErrorEnvelope, FieldIssue } from './errors.ts';
 export { ErrorCodeSchema, ErrorEnvelopeSchema, HTTP_STATUS_BY_CODE } from './errors.ts';
 export { EXEC_LIMITS, ExecCommandSchema, ExecEnvSchema, SandboxPathSchema, utf8Length } from './exec-limits.ts';
@@ -134,6 +145,7 @@ export { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './san
 export type {
   SandboxAction,
   SessionBody,
+  SessionExecAnswer,
   SessionFileBody,
   SessionSandboxBody,
   StartSessionBody,
@@ -142,6 +154,7 @@ export type {
 export {
   InlineSandboxSpecSchema,
   SANDBOX_ACTIONS,
+  SessionExecAnswerSchema,
   SessionFileQuerySchema,
   SessionFileSchema,
   SessionListSchema,
