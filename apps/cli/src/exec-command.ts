@@ -62,7 +62,9 @@ async function writeOut(stream: NodeJS.WriteStream, bytes: Uint8Array): Promise<
 /** One line on stderr when the sandbox's compute had to be replaced before the answer. */
 export function noteRecovery(recovered: SandboxRecovered | undefined): void {
   if (!recovered) return;
-  const restored = recovered.checkpointId ? `its workspace restored from checkpoint ${recovered.checkpointId}` : 'no checkpoint to restore yet';
+  const restored = recovered.checkpointId
+    ? `its workspace restored from checkpoint ${recovered.checkpointId}`
+    : 'no checkpoint to restore yet';
   process.stderr.write(
     `sandcast: the sandbox's compute was lost and replaced (generation ${recovered.fromGeneration} → ${recovered.toGeneration}, ${restored}); running processes and their memory were lost\n`,
   );

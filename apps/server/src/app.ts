@@ -10,6 +10,8 @@ import { registerErrorHandling, toErrorResponse } from './http/error-handler.ts'
 import { registerHostGuard } from './http/host-guard.ts';
 import { registerWebUi } from './http/web-ui.ts';
 import './http/fastify-types.ts';
+import { createCheckpointsService } from './checkpoints/checkpoints.service.ts';
+import { type CheckpointStorage, createCheckpointStorage } from './checkpoints/storage.ts';
 import type { RunningExecs } from './http/exec-reply.ts';
 import { registerRequestLogging } from './http/request-logging.ts';
 import type { RouteEntry } from './http/route-entry.ts';
@@ -18,6 +20,7 @@ import { registerAgentRoutes } from './http/routes/agents.routes.ts';
 import { registerApiDocsRoutes } from './http/routes/api-docs.routes.ts';
 import { registerAuthSessionRoutes } from './http/routes/auth-session.routes.ts';
 import { registerBaseImageRoutes } from './http/routes/base-images.routes.ts';
+import { registerCheckpointRoutes } from './http/routes/checkpoints.routes.ts';
 import { registerConnectionRoutes } from './http/routes/connections.routes.ts';
 import { registerCustomImageRoutes } from './http/routes/custom-images.routes.ts';
 import { registerEnvironmentRoutes } from './http/routes/environments.routes.ts';
@@ -29,10 +32,6 @@ import { registerSandboxLifecycleRoutes } from './http/routes/sandbox-lifecycle.
 import { registerSandboxRoutes } from './http/routes/sandboxes.routes.ts';
 import { registerSessionRoutes } from './http/routes/sessions.routes.ts';
 import { registerSettingsRoutes } from './http/routes/settings.routes.ts';
-import { type CheckpointStorage, createCheckpointStorage } from './checkpoints/storage.ts';
-import { createCheckpointsService } from './checkpoints/checkpoints.service.ts';
-import { registerCheckpointRoutes } from './http/routes/checkpoints.routes.ts';
-import { createSandboxRecovery } from './services/sandbox-recovery.ts';
 import { registerTargetRoutes } from './http/routes/targets.routes.ts';
 import { registerTerminalRoutes } from './http/routes/terminal.routes.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
@@ -51,6 +50,7 @@ import { createEnvironmentContextLoader } from './services/environment-context.t
 import { createEnvironmentsService } from './services/environments.service.ts';
 import { createPortsService } from './services/ports.service.ts';
 import { createSandboxLifecycle } from './services/sandbox-lifecycle.ts';
+import { createSandboxRecovery } from './services/sandbox-recovery.ts';
 import { createSandboxesService } from './services/sandboxes.service.ts';
 import type { SecretBox } from './services/secrets.ts';
 import { createSessionsService } from './services/sessions/sessions.service.ts';

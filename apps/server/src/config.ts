@@ -51,7 +51,7 @@ export interface ServerConfig {
   portsUrlScheme: 'http' | 'https';
   /**
    * SANDCAST_CHECKPOINT_STORE, default `<dataDir>/checkpoints`: where checkpoint blobs live — an
-   * absolute directory, or an S3-compatible bucket URL (`s3://…` / `http(s)://…`) for servers sharing Postgres.
+   * absolute directory, or an S3-compatible bucket URL (`s3://bucket/prefix?endpoint=…`) for servers sharing Postgres.
    */
   checkpointStore: string;
 }
@@ -241,11 +241,11 @@ function positiveInteger(raw: string | undefined, name: string, fallback: number
 function checkpointStoreOf(value: string | undefined, dataDir: string | undefined): string {
   const fallback = path.join(path.resolve(dataDir ?? path.join(homedir(), '.sandcast')), 'checkpoints');
   if (value === undefined || value.trim() === '') return fallback;
-  if (/^(s3|https?):\/\//.test(value)) return value;
+  if (value.startsWith('s3://')) return value;
   if (!path.isAbsolute(value)) {
     throw new SandcastError(
       'bad_request',
-      `SANDCAST_CHECKPOINT_STORE must be an absolute directory or an S3-compatible URL (s3://bucket/prefix or http(s)://host/bucket); got "${value}"`,
+      `SANDCAST_CHECKPOINT_STORE must be an absolute directory or an S3-compatible bucket URL (s3://bucket/prefix?endpoint=http://host:port&region=…); got "${value}"`,
     );
   }
   return path.resolve(value);

@@ -1,9 +1,9 @@
 import {
   API_PATHS,
-  type ErrorCode,
   type BaseImage,
   BaseImageListSchema,
   type BuildBaseImageBody,
+  type ErrorCode,
   fillPath,
   HTTP_STATUS_BY_CODE,
   ImageOperationLineSchema,

@@ -19,7 +19,9 @@ export type SandboxRecovered = z.infer<typeof SandboxRecoveredSchema>;
 /** A checkpoint id in a path: `ckp_` and 32 hex digits. */
 export const CheckpointParamsSchema = z.strictObject({
   id: z.string().min(1).max(100),
-  checkpointId: z.string().regex(/^ckp_[0-9a-f]{32}$/, 'not a checkpoint id (ckp_ and 32 hex digits); list them with GET …/sandbox/checkpoints'),
+  checkpointId: z
+    .string()
+    .regex(/^ckp_[0-9a-f]{32}$/, 'not a checkpoint id (ckp_ and 32 hex digits); list them with GET …/sandbox/checkpoints'),
 });
 
 export const CheckpointSchema = z.object({

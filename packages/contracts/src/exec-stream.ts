@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ErrorEnvelopeSchema } from './errors.ts';
 import { SandboxRecoveredSchema } from './checkpoints.ts';
+import { ErrorEnvelopeSchema } from './errors.ts';
 
 /**
  * Live exec output (docs/spec/exec-stream.md): `POST …/exec` with `Accept: application/x-ndjson`

@@ -22,6 +22,17 @@ export {
   ImageOperationLineSchema,
   ImportBaseImageQuerySchema,
 } from './base-images.ts';
+export type { CheckpointBody, RestoreCheckpointAnswer, RestoreOperationLine, SandboxRecovered } from './checkpoints.ts';
+export {
+  CheckpointAnswerSchema,
+  CheckpointListSchema,
+  CheckpointParamsSchema,
+  CheckpointSchema,
+  CreateCheckpointBodySchema,
+  RestoreCheckpointAnswerSchema,
+  RestoreOperationLineSchema,
+  SandboxRecoveredSchema,
+} from './checkpoints.ts';
 export type {
   ConnectionBody,
   ConnectionTestAnswer,
@@ -91,17 +102,6 @@ export {
   UpdateEnvironmentAnswerSchema,
   UpdateEnvironmentBodySchema,
 } from './environments.ts';
-export type { CheckpointBody, RestoreCheckpointAnswer, RestoreOperationLine, SandboxRecovered } from './checkpoints.ts';
-export {
-  CheckpointAnswerSchema,
-  CheckpointListSchema,
-  CheckpointParamsSchema,
-  CheckpointSchema,
-  CreateCheckpointBodySchema,
-  RestoreCheckpointAnswerSchema,
-  RestoreOperationLineSchema,
-  SandboxRecoveredSchema,
-} from './checkpoints.ts';
 export type { ErrorCode, ErrorEnvelope, FieldIssue } from './errors.ts';
 export { ErrorCodeSchema, ErrorEnvelopeSchema, HTTP_STATUS_BY_CODE } from './errors.ts';
 export { EXEC_LIMITS, ExecCommandSchema, ExecEnvSchema, SandboxPathSchema, utf8Length } from './exec-limits.ts';

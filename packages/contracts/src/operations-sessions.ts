@@ -6,12 +6,7 @@ import {
   CreateAgentBodySchema,
   UpdateAgentBodySchema,
 } from './agents.ts';
-import {
-  CheckpointAnswerSchema,
-  CheckpointListSchema,
-  CreateCheckpointBodySchema,
-  RestoreCheckpointAnswerSchema,
-} from './checkpoints.ts';
+import { CheckpointAnswerSchema, CheckpointListSchema, CreateCheckpointBodySchema, RestoreCheckpointAnswerSchema } from './checkpoints.ts';
 import { ExecBodySchema } from './custom-images.ts';
 import { API_PATHS } from './paths.ts';
 import {

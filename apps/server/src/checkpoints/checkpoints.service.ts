@@ -8,6 +8,7 @@ import { recordActivity } from '../services/activity.service.ts';
 import { requireRegisteredProvider } from '../services/environment-context.ts';
 import type { SettingsService } from '../services/settings.service.ts';
 import type { BlobStore, CheckpointEngine, CheckpointManifest, WorkspaceSource, WorkspaceTarget } from './types.ts';
+import { clearWorkspace } from './workspace-dir.ts';
 
 /** An unattached checkpoint older than this was left by a server that died before attaching it. */
 const STALE_UNATTACHED_MS = 10 * 60_000;
@@ -18,8 +19,6 @@ const CLAIM_WAIT_ROUNDS = 100;
 const CAPTURE_ATTEMPTS = 3;
 /** Manifests kept in memory (the previous one of each busy sandbox, mostly). */
 const MANIFEST_CACHE = 64;
-/** How long the commands that empty a workspace before a tar restore may run. */
-const CLEAR_TIMEOUT_MS = 5 * 60_000;
 
 /** The optional fast path of on-host providers: the workspace as a host directory. */
 type WithHostPath = SandboxProvider & { workspaceHostPath?: (instanceId: string, path: string) => Promise<string | null> };
@@ -65,7 +64,7 @@ export function createCheckpointsService(deps: {
   const manifestOf = async (digest: string): Promise<CheckpointManifest> => {
     const cached = manifests.get(digest);
     if (cached) return cached;
-    const manifest = JSON.parse((await blobs.get(digest)).toString('utf8')) as CheckpointManifest;
+    const manifest = await engine.loadManifest(digest);
     if (manifests.size >= MANIFEST_CACHE) manifests.delete(manifests.keys().next().value!);
     manifests.set(digest, manifest);
     return manifest;
@@ -85,14 +84,7 @@ export function createCheckpointsService(deps: {
     return {
       kind: 'tar',
       write: async (tar) => {
-        // A tar only adds: what the checkpoint does not have goes first, inside the sandbox.
-        const cleared = await provider.exec(instanceId, {
-          command: ['sh', '-c', 'mkdir -p -- "$1" && find "$1" -mindepth 1 -delete', 'sh', path],
-          timeoutMs: CLEAR_TIMEOUT_MS,
-        });
-        if (cleared.exitCode !== 0) {
-          throw new SandcastError('provider_error', `the workspace ${path} could not be emptied for the restore: ${cleared.stderr.trim()}`);
-        }
+        await clearWorkspace(provider, instanceId, path);
         await provider.importWorkspace(instanceId, tar, path);
       },
     };
@@ -186,7 +178,10 @@ export function createCheckpointsService(deps: {
         }
         held.push(outcome.checkpoint.id);
         if (attempt >= CAPTURE_ATTEMPTS) {
-          throw new SandcastError('provider_error', `the checkpoint of sandbox ${sandbox.id} lost blobs to a concurrent collection; try again`);
+          throw new SandcastError(
+            'provider_error',
+            `the checkpoint of sandbox ${sandbox.id} lost blobs to a concurrent collection; try again`,
+          );
         }
         // Store every chunk again: the comparison with the previous manifest would skip them.
         previous = null;

@@ -3,7 +3,10 @@ import type { FastifyReply } from 'fastify';
 import { toErrorResponse } from './error-handler.ts';
 
 type Progress = { phase: string; fraction?: number | undefined };
-type Line<Done> = { type: 'progress'; phase: string; fraction?: number } | Done | { type: 'error'; error: { code: string; message: string } };
+type Line<Done> =
+  | { type: 'progress'; phase: string; fraction?: number }
+  | Done
+  | { type: 'error'; error: { code: string; message: string } };
 
 /**
  * Streams a long operation as NDJSON: progress lines while it runs, then the `done` line `done`

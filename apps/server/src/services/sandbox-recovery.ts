@@ -3,6 +3,7 @@ import { type Principal, type Sandbox, SandcastError } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CheckpointsService } from '../checkpoints/checkpoints.service.ts';
+import { ensureWorkspace } from '../checkpoints/workspace-dir.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import { recordActivity } from './activity.service.ts';
 import { openConfig } from './config-secrets.ts';
@@ -84,7 +85,8 @@ export function createSandboxRecovery(deps: {
     }
     let instanceId: string;
     try {
-      instanceId = (await provider.create({ sandboxId: fenced.id, environmentId: fenced.environmentId ?? '', config, template })).instanceId;
+      instanceId = (await provider.create({ sandboxId: fenced.id, environmentId: fenced.environmentId ?? '', config, template }))
+        .instanceId;
     } catch (error) {
       await fail(fenced, `replacement compute could not be created: ${(error as Error).message}`);
       throw error;
@@ -97,7 +99,7 @@ export function createSandboxRecovery(deps: {
     const checkpoint = fenced.currentCheckpointId ? await store.repos.checkpoints.get(fenced.currentCheckpointId) : null;
     let failure: string | null = null;
     try {
-      await provider.exec(instanceId, { command: ['mkdir', '-p', '--', fenced.spec.workspacePath], timeoutMs: 60_000 });
+      await ensureWorkspace(provider, instanceId, fenced.spec.workspacePath);
       if (checkpoint) await deps.checkpoints.restoreOnto(provider, instanceId, fenced.spec.workspacePath, checkpoint);
       failure = await runBootstrap(provider, fenced.spec, instanceId, { prepareWorkspace: false });
     } catch (error) {
@@ -105,7 +107,10 @@ export function createSandboxRecovery(deps: {
     }
     if (failure !== null) {
       await fail(fenced, `recovery failed: ${failure}`);
-      throw new SandcastError('provider_error', `sandbox ${fenced.id} could not be recovered: ${failure}; end the session and start a new one`);
+      throw new SandcastError(
+        'provider_error',
+        `sandbox ${fenced.id} could not be recovered: ${failure}; end the session and start a new one`,
+      );
     }
     const recovered: SandboxRecovered = {
       fromGeneration: lost.generation,

@@ -116,7 +116,9 @@ export function createSandboxesService(deps: {
       recovered = await recoverOrRefuse(sandbox, reason, actor);
       const replaced = await requireSandbox(id);
       if (replaced.status !== 'running' || !replaced.providerInstanceId) {
-        throw new SandcastError('conflict', `sandbox ${id} is ${replaced.status} after its recovery; try again`, { status: replaced.status });
+        throw new SandcastError('conflict', `sandbox ${id} is ${replaced.status} after its recovery; try again`, {
+          status: replaced.status,
+        });
       }
       return { value: await run(providerOf(replaced), replaced.providerInstanceId), recovered };
     }

@@ -10,6 +10,7 @@ import {
 import type { Repositories, Store } from '@sandcast/db';
 import { isProviderError, type SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
+import { ensureWorkspace } from '../../checkpoints/workspace-dir.ts';
 import type { RegisteredProvider } from '../../providers/provider-registry.ts';
 import { recordActivity } from '../activity.service.ts';
 import { bootSourceFor, fingerprintOf } from '../boot-source.ts';
@@ -77,10 +78,7 @@ export async function runBootstrap(
   instanceId: string,
   options: { prepareWorkspace: boolean },
 ): Promise<string | null> {
-  if (options.prepareWorkspace && spec.durability === 'checkpointed') {
-    const made = await provider.exec(instanceId, { command: ['mkdir', '-p', '--', spec.workspacePath], timeoutMs: 60_000 });
-    if (made.exitCode !== 0) return `the workspace ${spec.workspacePath} could not be made: ${made.stderr.trim().slice(-BOOTSTRAP_OUTPUT_CHARS)}`;
-  }
+  if (options.prepareWorkspace && spec.durability === 'checkpointed') await ensureWorkspace(provider, instanceId, spec.workspacePath);
   const commands = spec.bootstrap;
   for (const [index, command] of commands.entries()) {
     const result = await provider.exec(instanceId, {
