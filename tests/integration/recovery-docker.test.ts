@@ -29,7 +29,13 @@ describe.skipIf(!runnable)(`recovery after compute loss on the Docker provider [
   const provider = () => t.server.providers.get('docker')!.provider;
 
   it('recovers a checkpointed session whose container was removed, with every file written through Sandcast', async () => {
-    await runRecoveryFlow({ client: t.client, provider: provider(), name: 'recover-docker', config: { image: TEST_IMAGE }, kill: dockerRmF });
+    await runRecoveryFlow({
+      client: t.client,
+      provider: provider(),
+      name: 'recover-docker',
+      config: { image: TEST_IMAGE },
+      kill: dockerRmF,
+    });
   });
 
   it('refuses durability none with compute_lost', async () => {
