@@ -225,7 +225,7 @@ export function createCheckpointsService(deps: {
     async afterMutation(sandboxId: string): Promise<Checkpoint | null> {
       return serially(sandboxId, async () => {
         const sandbox = await store.repos.sandboxes.get(sandboxId);
-        if (!sandbox || sandbox.spec.durability !== 'checkpointed' || sandbox.status !== 'running') return null;
+        if (sandbox?.spec.durability !== 'checkpointed' || sandbox.status !== 'running') return null;
         try {
           return await take(sandbox, 'auto', null);
         } catch (error) {
