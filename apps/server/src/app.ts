@@ -10,6 +10,8 @@ import { registerErrorHandling, toErrorResponse } from './http/error-handler.ts'
 import { registerHostGuard } from './http/host-guard.ts';
 import { registerWebUi } from './http/web-ui.ts';
 import './http/fastify-types.ts';
+import { createCheckpointsService } from './checkpoints/checkpoints.service.ts';
+import { type CheckpointStorage, createCheckpointStorage } from './checkpoints/storage.ts';
 import type { RunningExecs } from './http/exec-reply.ts';
 import { registerRequestLogging } from './http/request-logging.ts';
 import type { RouteEntry } from './http/route-entry.ts';
@@ -18,6 +20,7 @@ import { registerAgentRoutes } from './http/routes/agents.routes.ts';
 import { registerApiDocsRoutes } from './http/routes/api-docs.routes.ts';
 import { registerAuthSessionRoutes } from './http/routes/auth-session.routes.ts';
 import { registerBaseImageRoutes } from './http/routes/base-images.routes.ts';
+import { registerCheckpointRoutes } from './http/routes/checkpoints.routes.ts';
 import { registerConnectionRoutes } from './http/routes/connections.routes.ts';
 import { registerCustomImageRoutes } from './http/routes/custom-images.routes.ts';
 import { registerEnvironmentRoutes } from './http/routes/environments.routes.ts';
@@ -47,6 +50,7 @@ import { createEnvironmentContextLoader } from './services/environment-context.t
 import { createEnvironmentsService } from './services/environments.service.ts';
 import { createPortsService } from './services/ports.service.ts';
 import { createSandboxLifecycle } from './services/sandbox-lifecycle.ts';
+import { createSandboxRecovery } from './services/sandbox-recovery.ts';
 import { createSandboxesService } from './services/sandboxes.service.ts';
 import type { SecretBox } from './services/secrets.ts';
 import { createSessionsService } from './services/sessions/sessions.service.ts';
@@ -70,6 +74,8 @@ export interface AppDeps {
   clock?: Clock | undefined;
   /** Where metrics are recorded (`GET /metrics`); default a registry of this app's own. */
   metrics?: Metrics | undefined;
+  /** The checkpoint engine and its blob store; default the data dir's (or SANDCAST_CHECKPOINT_STORE_URL's). */
+  checkpointStorage?: CheckpointStorage | undefined;
 }
 
 export type { RouteEntry } from './http/route-entry.ts';
@@ -155,6 +161,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerSandboxLifecycleRoutes(app, services);
   registerAgentRoutes(app, services);
   registerSessionRoutes(app, { ...services, runningExecs });
+  registerCheckpointRoutes(app, services);
   registerPortRoutes(app, services);
   registerBaseImageRoutes(app, services);
   registerTerminalRoutes(app, { ...services, authTimeoutMs: deps.config.terminalAuthTimeoutMs });
@@ -237,12 +244,23 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
   });
   const terminalTokens = createTerminalTokensService({ store, setupSessions, clock: deps.clock });
   const apiKeys = createApiKeysService({ store });
+  const storage = deps.checkpointStorage ?? createCheckpointStorage(deps.config);
+  const checkpoints = createCheckpointsService({ store, providers, ...storage, settings, log, clock: deps.clock });
   const sandboxLifecycle = createSandboxLifecycle({
     store,
     providers,
     log,
     clock: deps.clock,
     closePorts: (sandboxId) => ports.closeAllOf({ kind: 'sandbox', id: sandboxId }),
+    checkpointBeforeIdleStop: (sandbox, actor) => checkpoints.take(sandbox, 'idle', actor),
+  });
+  const recovery = createSandboxRecovery({
+    store,
+    providers,
+    secrets: deps.secrets,
+    lifecycle: sandboxLifecycle,
+    checkpoints,
+    log,
   });
   const terminalHub = createTerminalHub({
     providers,
@@ -261,8 +279,10 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     lifecycle: sandboxLifecycle,
     execOutputMaxBytes: deps.config.execOutputMaxBytes,
     clock: deps.clock,
+    recovery,
   });
   return {
+    checkpoints,
     listening,
     portHosts,
     portConnections,

@@ -22,6 +22,17 @@ export {
   ImageOperationLineSchema,
   ImportBaseImageQuerySchema,
 } from './base-images.ts';
+export type { CheckpointBody, RestoreCheckpointAnswer, RestoreOperationLine, SandboxRecovered } from './checkpoints.ts';
+export {
+  CheckpointAnswerSchema,
+  CheckpointListSchema,
+  CheckpointParamsSchema,
+  CheckpointSchema,
+  CreateCheckpointBodySchema,
+  RestoreCheckpointAnswerSchema,
+  RestoreOperationLineSchema,
+  SandboxRecoveredSchema,
+} from './checkpoints.ts';
 export type {
   ConnectionBody,
   ConnectionTestAnswer,
@@ -134,6 +145,7 @@ export { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './san
 export type {
   SandboxAction,
   SessionBody,
+  SessionExecAnswer,
   SessionFileBody,
   SessionSandboxBody,
   StartSessionBody,
@@ -142,6 +154,7 @@ export type {
 export {
   InlineSandboxSpecSchema,
   SANDBOX_ACTIONS,
+  SessionExecAnswerSchema,
   SessionFileQuerySchema,
   SessionFileSchema,
   SessionListSchema,

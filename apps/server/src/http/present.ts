@@ -80,7 +80,7 @@ export function presentAgentSession(session: Session): SessionBody {
 
 /** What survives a loss of the compute, for each durability. */
 const RECOVERY_CLASSES: Record<Durability, string> = {
-  none: 'ephemeral: nothing survives a loss of the compute; a replacement starts from the pinned revision and runs bootstrap again',
+  none: 'ephemeral: nothing survives a loss of the compute; operations then answer compute_lost — end the session and start a new one',
   provider_snapshot: "provider snapshot: the disk survives through the provider's snapshots; running processes and open terminals do not",
   checkpointed:
     'checkpointed: the workspace is restored from its last checkpoint onto replacement compute; running processes, open terminals and memory do not survive',
@@ -95,8 +95,10 @@ function allowedActions(session: Session, sandbox: Sandbox, registered: Register
       return ['exec', 'files', ...(flags?.pty ? (['terminal'] as const) : []), ...(flags?.stopStart ? (['stop'] as const) : []), 'end'];
     case 'stopped':
       return [...(flags?.stopStart ? (['start'] as const) : []), 'end'];
-    case 'starting':
     case 'lost':
+      // The next operation recovers a checkpointed sandbox onto new compute.
+      return sandbox.spec.durability === 'checkpointed' ? ['exec', 'files', 'end'] : ['end'];
+    case 'starting':
     case 'failed':
       return ['end'];
     default: {
@@ -144,7 +146,7 @@ export function presentSessionSandbox(view: {
     observedState: sandbox.status,
     failureReason: sandbox.failureReason,
     generation: sandbox.generation,
-    currentCheckpointId: null,
+    currentCheckpointId: sandbox.currentCheckpointId,
     lastActivityAt: sandbox.lastActivityAt,
     allowedActions: allowedActions(session, sandbox, registered),
   };

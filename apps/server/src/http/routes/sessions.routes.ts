@@ -8,6 +8,7 @@ import {
 } from '@sandcast/contracts';
 import { SandcastError } from '@sandcast/core';
 import type { FastifyInstance } from 'fastify';
+import type { CheckpointsService } from '../../checkpoints/checkpoints.service.ts';
 import type { SandboxesService } from '../../services/sandboxes.service.ts';
 import type { SessionsService } from '../../services/sessions/sessions.service.ts';
 import { type RunningExecs, replyExec } from '../exec-reply.ts';
@@ -44,10 +45,10 @@ const tooLarge = (bytes: number) =>
  */
 export function registerSessionRoutes(
   app: FastifyInstance,
-  deps: { sessions: SessionsService; sandboxes: SandboxesService; runningExecs: RunningExecs },
+  deps: { sessions: SessionsService; sandboxes: SandboxesService; checkpoints: CheckpointsService; runningExecs: RunningExecs },
 ): void {
   const config = { access: 'agent', feature: 'environments' } as const;
-  const { sessions, sandboxes } = deps;
+  const { sessions, sandboxes, checkpoints } = deps;
 
   app.get(API_PATHS.sessions, { config }, async (request) => ({
     sessions: (await sessions.list(request.principal!)).map(presentAgentSession),
@@ -74,19 +75,26 @@ export function registerSessionRoutes(
   app.post<{ Params: IdParams }>(API_PATHS.sessionExec, { config }, async (request, reply) => {
     const body = parse(ExecBodySchema, request.body);
     const sandbox = await sessions.useSandbox(request.params.id, request.principal!);
+    // A command may change anything: a checkpointed workspace is committed before the answer.
+    const checkpoint = () => checkpoints.afterMutation(sandbox.id);
     return replyExec(request, reply, {
       running: deps.runningExecs,
-      json: () => sandboxes.exec(sandbox.id, body, request.principal!),
+      json: async () => {
+        const result = await sandboxes.exec(sandbox.id, body, request.principal!);
+        await checkpoint();
+        return result;
+      },
       stream: () => sandboxes.execStream(sandbox.id, body, request.principal!),
+      beforeExit: checkpoint,
     });
   });
 
   app.get<{ Params: IdParams }>(API_PATHS.sessionFiles, { config }, async (request) => {
     const { path } = parse(SessionFileQuerySchema, request.query, 'query');
     const sandbox = await sessions.useSandbox(request.params.id, request.principal!);
-    const data = await sandboxes.readFile(sandbox.id, path, request.principal!);
+    const { value: data, recovered } = await sandboxes.readFile(sandbox.id, path, request.principal!);
     if (data.length > SESSION_FILE_MAX_BYTES) throw tooLarge(data.length);
-    return encodeFile(path, data);
+    return { ...encodeFile(path, data), ...(recovered ? { recovered } : {}) };
   });
 
   app.put<{ Params: IdParams }>(API_PATHS.sessionFiles, { config }, async (request) => {
@@ -100,7 +108,8 @@ export function registerSessionRoutes(
     const data = Buffer.from(body.content, body.encoding);
     if (data.length > SESSION_FILE_MAX_BYTES) throw tooLarge(data.length);
     const sandbox = await sessions.useSandbox(request.params.id, request.principal!);
-    await sandboxes.writeFile(sandbox.id, path, data, body.mode, request.principal!);
-    return { path, sizeBytes: data.length };
+    const { recovered } = await sandboxes.writeFile(sandbox.id, path, data, body.mode, request.principal!);
+    await checkpoints.afterMutation(sandbox.id);
+    return { path, sizeBytes: data.length, ...(recovered ? { recovered } : {}) };
   });
 }
