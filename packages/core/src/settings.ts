@@ -21,18 +21,28 @@ export interface InstanceSettings {
     /** Top-level config fields such a one-off spec may set. Default: `cpu`, `memoryMb`. */
     inlineConfigFields: string[];
   };
+  fleet: {
+    /** Resource sandboxes one session may have at once (not deleted). Default: 5. */
+    maxSandboxesPerSession: number;
+    /** CPUs those sandboxes may reserve together. Default: 8. */
+    maxCpusPerSession: number;
+    /** Memory (MiB) those sandboxes may reserve together. Default: 16384. */
+    maxMemoryMbPerSession: number;
+  };
 }
 
 export const DEFAULT_INSTANCE_SETTINGS: InstanceSettings = {
   experimental: { enableEnvironments: false, enableSandboxDuplexBridge: false },
   security: { allowHostNetwork: false, allowPublicPorts: false },
   sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'] },
+  fleet: { maxSandboxesPerSession: 5, maxCpusPerSession: 8, maxMemoryMbPerSession: 16384 },
 };
 
 export interface InstanceSettingsPatch {
   experimental?: Partial<InstanceSettings['experimental']> | undefined;
   security?: Partial<InstanceSettings['security']> | undefined;
   sessions?: Partial<InstanceSettings['sessions']> | undefined;
+  fleet?: Partial<InstanceSettings['fleet']> | undefined;
 }
 
 /** Applies a partial update; fields not named keep their value. */
@@ -41,6 +51,7 @@ export function mergeSettings(current: InstanceSettings, patch: InstanceSettings
     experimental: { ...current.experimental, ...stripUndefined(patch.experimental ?? {}) },
     security: { ...current.security, ...stripUndefined(patch.security ?? {}) },
     sessions: { ...current.sessions, ...stripUndefined(patch.sessions ?? {}) },
+    fleet: { ...current.fleet, ...stripUndefined(patch.fleet ?? {}) },
   };
 }
 

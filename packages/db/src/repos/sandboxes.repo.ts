@@ -1,4 +1,5 @@
 import {
+  type FleetReservation,
   type Sandbox,
   type SandboxDesiredStatus,
   type SandboxSpec,
@@ -6,7 +7,7 @@ import {
   sandboxMachine,
   withSpecDefaults,
 } from '@sandcast/core';
-import { and, desc, eq, inArray, ne } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNotNull, ne } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
 import { sandboxes } from '../schema.ts';
@@ -25,6 +26,8 @@ const toSandbox = (row: Row): Sandbox => ({
   failureReason: row.failureReason,
   sessionId: row.sessionId,
   bindingName: row.bindingName,
+  logicalId: row.logicalId,
+  reservation: row.reservation ?? null,
   spec: withSpecDefaults(row.spec),
   configOverrides: row.configOverrides,
   generation: row.generation,
@@ -44,6 +47,9 @@ export interface NewSandbox {
   spec?: SandboxSpec | undefined;
   sessionId?: string | null | undefined;
   bindingName?: string | null | undefined;
+  /** A resource sandbox's session-scoped id and what it reserves; omit for other sandboxes. */
+  logicalId?: string | null | undefined;
+  reservation?: FleetReservation | null | undefined;
   configOverrides?: Record<string, unknown> | undefined;
   createdByRole: string;
   createdByKeyId: string | null;
@@ -91,6 +97,25 @@ export function createSandboxesRepo(db: Db) {
     async get(id: string): Promise<Sandbox | null> {
       const rows = await db.select().from(sandboxes).where(eq(sandboxes.id, id));
       return rows[0] ? toSandbox(rows[0]) : null;
+    },
+    /** A session's resource sandbox by its logical id, deleted ones included. */
+    async getFleet(sessionId: string, logicalId: string): Promise<Sandbox | null> {
+      const rows = await db
+        .select()
+        .from(sandboxes)
+        .where(and(eq(sandboxes.sessionId, sessionId), eq(sandboxes.logicalId, logicalId)));
+      return rows[0] ? toSandbox(rows[0]) : null;
+    },
+    /** A session's resource sandboxes, oldest first; deleted ones are left out unless asked for. */
+    async listFleet(sessionId: string, options: { includeDeleted?: boolean } = {}): Promise<Sandbox[]> {
+      const conditions = [eq(sandboxes.sessionId, sessionId), isNotNull(sandboxes.logicalId)];
+      if (!options.includeDeleted) conditions.push(ne(sandboxes.status, 'deleted'));
+      const rows = await db
+        .select()
+        .from(sandboxes)
+        .where(and(...conditions))
+        .orderBy(sandboxes.createdAt, sandboxes.id);
+      return rows.map(toSandbox);
     },
     /** Newest first; deleted ones are left out unless asked for. */
     async list(options: { includeDeleted?: boolean; sessionId?: string } = {}): Promise<Sandbox[]> {
