@@ -82,7 +82,7 @@ for (const database of testDatabases()) {
       }
     });
 
-    it('refuses fleet tools to an agent without sandbox_fleet, and checkpoints without a checkpoint engine', async () => {
+    it('refuses fleet tools without sandbox_fleet; checkpoints and restores a checkpointed resource sandbox', async () => {
       const env = await admin.environments.create({
         name: 'fleet-durable',
         provider: 'fake-durable',
@@ -104,14 +104,47 @@ for (const database of testDatabases()) {
       expect((await admin.sessionTools.list(fleetSession.id)).map((tool) => tool.name)).toEqual(SESSION_TOOL_NAMES);
       const durable = await admin.fleet.create(fleetSession.id, { use: 'fleet-durable' });
       expect(durable).toMatchObject({ bindingName: 'main', durability: 'checkpointed', observedState: 'running', lastCheckpointId: null });
+      // Writes through the fleet are checkpointed before they answer; a manual one and a restore go back in time.
+      await admin.fleet.writeFile(fleetSession.id, durable.id, '/workspace/state.txt', { content: 'one\n' });
+      const auto = await admin.fleet.inspect(fleetSession.id, durable.id);
+      expect(auto.lastCheckpointId).toMatch(/^ckp_/);
+      const manual = await admin.fleet.checkpoint(fleetSession.id, durable.id);
+      expect(manual.checkpoint).toMatchObject({ trigger: 'manual', current: true });
+      await admin.fleet.exec(fleetSession.id, durable.id, { command: ['sh', '-c', 'echo two > state.txt'] });
+      expect((await admin.fleet.inspect(fleetSession.id, durable.id)).lastCheckpointId).not.toBe(manual.checkpoint.id);
+      const restored = await admin.fleet.manage(fleetSession.id, durable.id, { action: 'restore', checkpointId: manual.checkpoint.id });
+      expect(restored.lastCheckpointId).toBe(manual.checkpoint.id);
+      expect((await admin.fleet.readFile(fleetSession.id, durable.id, '/workspace/state.txt')).content).toBe('one\n');
+      const overview = await admin.fleet.overview();
+      expect(overview.find((row) => row.logicalId === durable.id)?.lastCheckpointId).toBe(manual.checkpoint.id);
+      // The primary's checkpoints are its own: the fleet's never became its current one.
+      expect((await admin.sessions.sandbox(fleetSession.id)).currentCheckpointId).not.toBe(manual.checkpoint.id);
+
+      // A second resource sandbox, for the foreign checkpoint below.
+      const plainResource = await admin.fleet.create(fleetSession.id, { use: 'main' });
+      // A sandbox without durability checkpointed keeps none.
+      const ephemeralEnv = await admin.environments.create({ name: 'fleet-ephemeral', provider: 'fake', config: {} });
+      const mixed = await admin.agents.create({
+        name: 'fleet-mixed',
+        capabilities: ['sandbox_fleet'],
+        sandboxPolicy: { mode: 'fixed', default: 'main', bindings: { main: { environmentRevisionId: ephemeralEnv.currentRevision.id } } },
+      });
+      const mixedSession = await admin.sessions.start({ agentId: mixed.id });
+      const ephemeral = await admin.fleet.create(mixedSession.id);
       for (const attempt of [
-        () => admin.fleet.checkpoint(fleetSession.id, durable.id),
-        () => admin.fleet.manage(fleetSession.id, durable.id, { action: 'restore' }),
+        () => admin.fleet.checkpoint(mixedSession.id, ephemeral.id),
+        () => admin.fleet.manage(mixedSession.id, ephemeral.id, { action: 'restore' }),
       ]) {
         const error = await refused(attempt());
-        expect([error.status, error.details?.reason]).toEqual([409, 'checkpoints_unavailable']);
+        expect([error.status, error.details?.reason]).toEqual([409, 'not_checkpointed']);
         expect(error.message).toContain('checkpoints need durability "checkpointed"');
       }
+      // Another sandbox's checkpoint is not this one's to restore.
+      const foreign = await refused(
+        admin.fleet.manage(fleetSession.id, plainResource.id, { action: 'restore', checkpointId: manual.checkpoint.id }),
+      );
+      expect(foreign.status).toBe(404);
+      await admin.sessions.end(mixedSession.id);
       const unknownUse = await refused(admin.fleet.create(fleetSession.id, { use: 'nowhere' }));
       expect([unknownUse.status, unknownUse.details?.reason]).toEqual([422, 'unknown_binding']);
       await admin.sessions.end(session.id);

@@ -36,7 +36,7 @@ for (const database of testDatabases()) {
       expect(await t.client.settings.get()).toEqual({
         experimental: { enableEnvironments: false, enableSandboxDuplexBridge: false },
         security: { allowHostNetwork: false, allowPublicPorts: false },
-        sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'] },
+        sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'], checkpointRetention: 20 },
       });
       await t.client.settings.update({ experimental: { enableSandboxDuplexBridge: true } });
       await t.client.settings.update({ experimental: { enableSandboxDuplexBridge: false } });

@@ -22,6 +22,7 @@ describe('describeApiError', () => {
     ['provider_unavailable', /`sandcast targets` shows which providers can run here/],
     ['capability_unsupported', /`sandcast targets` lists what each provider can do/],
     ['internal', /server log/],
+    ['compute_lost', /sandcast session end/],
   ] as const)('%s: says what to do next on the command line', (code, hint) => {
     expect(describeApiError({ code, message: 'refused', details: undefined }).join('\n')).toMatch(hint);
   });

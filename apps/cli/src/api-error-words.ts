@@ -49,6 +49,8 @@ const HINTS: Record<SandcastApiErrorCode, string | null> = {
   unprocessable: null,
   provider_unavailable: '`sandcast targets` shows which providers can run here, and why not.',
   provider_error: null,
+  compute_lost:
+    'End it with `sandcast session end <session>` and start a new one; an environment with durability `checkpointed` survives this.',
   internal: 'The server log has the details.',
   http_error: 'Is --url (or SANDCAST_URL) a Sandcast server?',
 };

@@ -1,5 +1,5 @@
 import { type ExecStream, frameBytes } from '@sandcast/client';
-import type { ExecBody, ExecResultBody } from '@sandcast/contracts';
+import type { ExecBody, ExecResultBody, SandboxRecovered } from '@sandcast/contracts';
 import { type Command, Option } from 'commander';
 import type { CliContext } from './context.ts';
 import { collect, UsageError } from './format.ts';
@@ -59,9 +59,24 @@ async function writeOut(stream: NodeJS.WriteStream, bytes: Uint8Array): Promise<
  * Output is passed through as it arrives; with --json the whole result is printed at the end
  * instead (the JSON answer, capped per stream by the server — a note on stderr says so).
  */
-export async function runExec(ctx: CliContext, run: { json: () => Promise<ExecResultBody>; stream: () => ExecStream }): Promise<void> {
+/** One line on stderr when the sandbox's compute had to be replaced before the answer. */
+export function noteRecovery(recovered: SandboxRecovered | undefined): void {
+  if (!recovered) return;
+  const restored = recovered.checkpointId
+    ? `its workspace restored from checkpoint ${recovered.checkpointId}`
+    : 'no checkpoint to restore yet';
+  process.stderr.write(
+    `sandcast: the sandbox's compute was lost and replaced (generation ${recovered.fromGeneration} → ${recovered.toGeneration}, ${restored}); running processes and their memory were lost\n`,
+  );
+}
+
+export async function runExec(
+  ctx: CliContext,
+  run: { json: () => Promise<ExecResultBody & { recovered?: SandboxRecovered }>; stream: () => ExecStream },
+): Promise<void> {
   if (ctx.json) {
     const result = await run.json();
+    noteRecovery(result.recovered);
     ctx.print(result, () => '');
     for (const stream of ['stdout', 'stderr'] as const) {
       if (result.truncated[stream])
@@ -81,6 +96,7 @@ export async function runExec(ctx: CliContext, run: { json: () => Promise<ExecRe
         await writeOut(process.stderr, frameBytes(frame));
         break;
       case 'exit':
+        noteRecovery(frame.recovered);
         if (frame.timedOut) process.stderr.write('sandcast: the command timed out and was stopped\n');
         process.exitCode = commandExitCode(frame);
         return;

@@ -1,3 +1,5 @@
+import type { ProgressListener } from '@sandcast/client';
+
 /**
  * Shows "Capturing template… 12 s" on stderr while `work` runs: one line rewritten every second on
  * a terminal, the label once (and the time taken at the end) when stderr is a pipe or file, nothing
@@ -25,4 +27,19 @@ export async function withProgress<T>(label: string, work: Promise<T>, options: 
     if (timer) clearInterval(timer);
     process.stderr.write(`${tty ? '\r' : ''}${label}… ${outcome} after ${seconds()} s\n`);
   }
+}
+
+/** Progress on stderr, one line rewritten in place on a terminal. */
+export function progressPrinter(label: string): ProgressListener & { done(): void } {
+  const started = Date.now();
+  const tty = process.stderr.isTTY;
+  const listener = ((p: { phase: string; fraction?: number | undefined }) => {
+    const pct = p.fraction === undefined ? '' : ` ${Math.round(p.fraction * 100)}%`;
+    const line = `${label}: ${p.phase}${pct} (${Math.round((Date.now() - started) / 1000)} s)`;
+    process.stderr.write(tty ? `\r\x1b[K${line}` : `${line}\n`);
+  }) as ProgressListener & { done(): void };
+  listener.done = () => {
+    if (tty) process.stderr.write('\n');
+  };
+  return listener;
 }

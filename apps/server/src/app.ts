@@ -11,6 +11,8 @@ import { registerHostGuard } from './http/host-guard.ts';
 import { createSessionTools } from './http/session-tools.ts';
 import { registerWebUi } from './http/web-ui.ts';
 import './http/fastify-types.ts';
+import { createCheckpointsService } from './checkpoints/checkpoints.service.ts';
+import { type CheckpointStorage, createCheckpointStorage } from './checkpoints/storage.ts';
 import type { RunningExecs } from './http/exec-reply.ts';
 import { registerRequestLogging } from './http/request-logging.ts';
 import type { RouteEntry } from './http/route-entry.ts';
@@ -19,6 +21,7 @@ import { registerAgentRoutes } from './http/routes/agents.routes.ts';
 import { registerApiDocsRoutes } from './http/routes/api-docs.routes.ts';
 import { registerAuthSessionRoutes } from './http/routes/auth-session.routes.ts';
 import { registerBaseImageRoutes } from './http/routes/base-images.routes.ts';
+import { registerCheckpointRoutes } from './http/routes/checkpoints.routes.ts';
 import { registerConnectionRoutes } from './http/routes/connections.routes.ts';
 import { registerCustomImageRoutes } from './http/routes/custom-images.routes.ts';
 import { registerEnvironmentRoutes } from './http/routes/environments.routes.ts';
@@ -51,6 +54,7 @@ import { createEnvironmentsService } from './services/environments.service.ts';
 import { createFleetOverview } from './services/fleet-overview.ts';
 import { createPortsService } from './services/ports.service.ts';
 import { createSandboxLifecycle } from './services/sandbox-lifecycle.ts';
+import { createSandboxRecovery } from './services/sandbox-recovery.ts';
 import { createSandboxesService } from './services/sandboxes.service.ts';
 import type { SecretBox } from './services/secrets.ts';
 import { createFleetService } from './services/sessions/fleet.service.ts';
@@ -75,6 +79,8 @@ export interface AppDeps {
   clock?: Clock | undefined;
   /** Where metrics are recorded (`GET /metrics`); default a registry of this app's own. */
   metrics?: Metrics | undefined;
+  /** The checkpoint engine and its blob store; default the data dir's (or SANDCAST_CHECKPOINT_STORE_URL's). */
+  checkpointStorage?: CheckpointStorage | undefined;
 }
 
 export type { RouteEntry } from './http/route-entry.ts';
@@ -162,6 +168,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerSessionRoutes(app, { ...services, runningExecs });
   registerFleetRoutes(app, services);
   registerMcpRoutes(app, services);
+  registerCheckpointRoutes(app, services);
   registerPortRoutes(app, services);
   registerBaseImageRoutes(app, services);
   registerTerminalRoutes(app, { ...services, authTimeoutMs: deps.config.terminalAuthTimeoutMs });
@@ -244,12 +251,23 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
   });
   const terminalTokens = createTerminalTokensService({ store, setupSessions, clock: deps.clock });
   const apiKeys = createApiKeysService({ store });
+  const storage = deps.checkpointStorage ?? createCheckpointStorage(deps.config);
+  const checkpoints = createCheckpointsService({ store, providers, ...storage, settings, log, clock: deps.clock });
   const sandboxLifecycle = createSandboxLifecycle({
     store,
     providers,
     log,
     clock: deps.clock,
     closePorts: (sandboxId) => ports.closeAllOf({ kind: 'sandbox', id: sandboxId }),
+    checkpointBeforeIdleStop: (sandbox, actor) => checkpoints.take(sandbox, 'idle', actor),
+  });
+  const recovery = createSandboxRecovery({
+    store,
+    providers,
+    secrets: deps.secrets,
+    lifecycle: sandboxLifecycle,
+    checkpoints,
+    log,
   });
   const terminalHub = createTerminalHub({
     providers,
@@ -268,6 +286,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     lifecycle: sandboxLifecycle,
     execOutputMaxBytes: deps.config.execOutputMaxBytes,
     clock: deps.clock,
+    recovery,
   });
   const sessions = createSessionsService({
     store,
@@ -281,6 +300,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     terminals: terminalHub,
   });
   return {
+    checkpoints,
     listening,
     portHosts,
     portConnections,
@@ -302,7 +322,8 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     sessionTools: createSessionTools({
       sessions,
       sandboxes,
-      fleet: createFleetService({ store, providers, secrets: deps.secrets, settings, policy, sessions, sandboxes, log }),
+      checkpoints,
+      fleet: createFleetService({ store, providers, secrets: deps.secrets, settings, policy, sessions, sandboxes, checkpoints, log }),
     }),
     fleetOverview: createFleetOverview({ store, clock: deps.clock }),
     sandboxLifecycle,

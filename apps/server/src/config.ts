@@ -49,6 +49,11 @@ export interface ServerConfig {
   portsBaseDomain: string;
   /** SANDCAST_PORTS_URL_SCHEME (`http`/`https`), default SANDCAST_PUBLIC_URL's scheme, else `http`. */
   portsUrlScheme: 'http' | 'https';
+  /**
+   * SANDCAST_CHECKPOINT_STORE, default `<dataDir>/checkpoints`: where checkpoint blobs live — an
+   * absolute directory, or an S3-compatible bucket URL (`s3://bucket/prefix?endpoint=…`) for servers sharing Postgres.
+   */
+  checkpointStore: string;
 }
 
 /** Default of SANDCAST_IMAGE_IMPORT_MAX_BYTES: 8 GiB. */
@@ -103,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     execOutputMaxBytes: execOutputMaxBytes(env.SANDCAST_EXEC_OUTPUT_MAX_BYTES),
     portsBaseDomain: portsBaseDomainOf(env.SANDCAST_PORTS_BASE_DOMAIN),
     portsUrlScheme: portsSchemeOf(env.SANDCAST_PORTS_URL_SCHEME, env.SANDCAST_PUBLIC_URL),
+    checkpointStore: checkpointStoreOf(env.SANDCAST_CHECKPOINT_STORE, env.SANDCAST_DATA_DIR),
   };
   if (config.deploymentMode === 'local_trusted' && (config.allowedHosts.length > 0 || config.publicUrl)) {
     throw new SandcastError(
@@ -230,4 +236,17 @@ function positiveInteger(raw: string | undefined, name: string, fallback: number
     throw new SandcastError('bad_request', `${name} must be a whole number from 1 to 1000; got "${raw}"`);
   }
   return value;
+}
+
+function checkpointStoreOf(value: string | undefined, dataDir: string | undefined): string {
+  const fallback = path.join(path.resolve(dataDir ?? path.join(homedir(), '.sandcast')), 'checkpoints');
+  if (value === undefined || value.trim() === '') return fallback;
+  if (value.startsWith('s3://')) return value;
+  if (!path.isAbsolute(value)) {
+    throw new SandcastError(
+      'bad_request',
+      `SANDCAST_CHECKPOINT_STORE must be an absolute directory or an S3-compatible bucket URL (s3://bucket/prefix?endpoint=http://host:port&region=…); got "${value}"`,
+    );
+  }
+  return path.resolve(value);
 }

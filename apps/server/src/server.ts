@@ -108,6 +108,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       providers,
       setupSessions: services.setupSessions,
       lifecycle: services.sandboxLifecycle,
+      sweepCheckpoints: () => services.checkpoints.sweep(),
       log: app.log,
       intervalMs: config.reconcileIntervalMs,
       clock: options.clock,

@@ -3,6 +3,7 @@ import {
   type BaseImage,
   BaseImageListSchema,
   type BuildBaseImageBody,
+  type ErrorCode,
   fillPath,
   HTTP_STATUS_BY_CODE,
   ImageOperationLineSchema,
@@ -12,8 +13,21 @@ import { SandcastApiError } from './errors.ts';
 
 export type ProgressListener = (progress: { phase: string; fraction?: number | undefined }) => void;
 
-/** Reads an NDJSON operation answer: reports progress, returns the image, throws the error line. */
-async function readOperation(response: Response, onProgress?: ProgressListener): Promise<BaseImage> {
+type OperationLine<Done> =
+  | { type: 'progress'; phase: string; fraction?: number | undefined }
+  | ({ type: 'done' } & Done)
+  | { type: 'error'; error: { code: ErrorCode; message: string } };
+
+/**
+ * Reads an NDJSON operation answer (image imports and builds, checkpoint restores): reports
+ * progress, returns what `result` takes from the `done` line, throws the error line.
+ */
+export async function readOperationLines<Done, T>(
+  response: Response,
+  schema: z.ZodType<OperationLine<Done>>,
+  result: (done: Done) => T,
+  onProgress?: ProgressListener,
+): Promise<T> {
   if (!response.body)
     throw new SandcastApiError({ status: response.status, code: 'http_error', message: 'the server sent no answer body' });
   const decoder = new TextDecoder();
@@ -26,9 +40,9 @@ async function readOperation(response: Response, onProgress?: ProgressListener):
       buffered = buffered.slice(newline + 1);
       newline = buffered.indexOf('\n');
       if (!line) continue;
-      const parsed = ImageOperationLineSchema.parse(JSON.parse(line));
+      const parsed = schema.parse(JSON.parse(line));
       if (parsed.type === 'progress') onProgress?.({ phase: parsed.phase, fraction: parsed.fraction });
-      else if (parsed.type === 'done') return parsed.image;
+      else if (parsed.type === 'done') return result(parsed);
       else {
         const status = HTTP_STATUS_BY_CODE[parsed.error.code];
         throw new SandcastApiError({ status, code: parsed.error.code, message: parsed.error.message });
@@ -54,7 +68,7 @@ export function baseImagesApi(client: Requester) {
     import: async (provider: string, name: string, archive: ReadableStream<Uint8Array> | Uint8Array, onProgress?: ProgressListener) => {
       const url = `${path(API_PATHS.baseImageImport, { provider })}?name=${encodeURIComponent(name)}`;
       const response = await client.raw('POST', url, { body: archive as BodyInit, contentType: 'application/x-tar' });
-      return readOperation(response, onProgress);
+      return readOperationLines(response, ImageOperationLineSchema, (done) => done.image, onProgress);
     },
 
     build: async (provider: string, recipe: BuildBaseImageBody, onProgress?: ProgressListener) => {
@@ -62,7 +76,7 @@ export function baseImagesApi(client: Requester) {
         body: JSON.stringify(recipe),
         contentType: 'application/json',
       });
-      return readOperation(response, onProgress);
+      return readOperationLines(response, ImageOperationLineSchema, (done) => done.image, onProgress);
     },
 
     /** The image as a `docker load` archive. */

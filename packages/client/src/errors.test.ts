@@ -27,6 +27,8 @@ function advice(error: SandcastApiError): string {
     case 'conflict':
     case 'invalid_transition':
       return 'reload';
+    case 'compute_lost':
+      return 'start a new session';
     case 'provider_unavailable':
     case 'provider_error':
     case 'internal':

@@ -1,14 +1,14 @@
 import {
   API_PATHS,
+  CheckpointAnswerSchema,
   type CreateFleetSandboxBody,
   type ExecBody,
-  ExecResultSchema,
-  FleetCheckpointAnswerSchema,
   FleetOverviewSchema,
   FleetSandboxListSchema,
   FleetSandboxSchema,
   fillPath,
   type ManageFleetSandboxBody,
+  SessionExecAnswerSchema,
   SessionFileSchema,
   SessionToolAnswerSchema,
   SessionToolListSchema,
@@ -27,13 +27,13 @@ export function fleetApi(client: SessionRequester) {
       client.request('POST', at(API_PATHS.fleetSandboxes, sessionId), FleetSandboxSchema, { body }),
     inspect: (sessionId: string, rsbId: string) => client.request('GET', at(API_PATHS.fleetSandbox, sessionId, rsbId), FleetSandboxSchema),
     exec: (sessionId: string, rsbId: string, body: ExecBody) =>
-      client.request('POST', at(API_PATHS.fleetSandboxExec, sessionId, rsbId), ExecResultSchema, { body }),
+      client.request('POST', at(API_PATHS.fleetSandboxExec, sessionId, rsbId), SessionExecAnswerSchema, { body }),
     readFile: (sessionId: string, rsbId: string, path: string) =>
       client.request('GET', at(API_PATHS.fleetSandboxFiles, sessionId, rsbId), SessionFileSchema, { query: { path } }),
     writeFile: (sessionId: string, rsbId: string, path: string, body: WriteSessionFileBody) =>
       client.request('PUT', at(API_PATHS.fleetSandboxFiles, sessionId, rsbId), WriteSessionFileAnswerSchema, { body, query: { path } }),
     checkpoint: (sessionId: string, rsbId: string) =>
-      client.request('POST', at(API_PATHS.fleetSandboxCheckpoints, sessionId, rsbId), FleetCheckpointAnswerSchema, { body: {} }),
+      client.request('POST', at(API_PATHS.fleetSandboxCheckpoints, sessionId, rsbId), CheckpointAnswerSchema, { body: {} }),
     manage: (sessionId: string, rsbId: string, body: ManageFleetSandboxBody) =>
       client.request('POST', at(API_PATHS.fleetSandboxManage, sessionId, rsbId), FleetSandboxSchema, { body }),
     /** Every sandbox of the instance with its attention flags (admin keys; the Fleet page). */

@@ -3,11 +3,15 @@ import {
   AgentSchema,
   AgentVersionListSchema,
   API_PATHS,
+  CheckpointAnswerSchema,
+  CheckpointListSchema,
   type CreateAgentBody,
   type ExecBody,
-  ExecResultSchema,
   fillPath,
+  RestoreCheckpointAnswerSchema,
+  RestoreOperationLineSchema,
   SandboxSchema,
+  SessionExecAnswerSchema,
   SessionFileSchema,
   SessionListSchema,
   SessionSandboxSchema,
@@ -19,6 +23,7 @@ import {
   type WriteSessionFileBody,
 } from '@sandcast/contracts';
 import type { z } from 'zod';
+import { type ProgressListener, readOperationLines } from './base-images.ts';
 import { SandcastApiError } from './errors.ts';
 import type { ExecStream } from './exec-stream.ts';
 
@@ -33,6 +38,7 @@ export interface SessionRequester {
     options?: { body?: unknown; query?: Record<string, string | number | undefined> },
   ): Promise<z.output<T>>;
   openExecStream(path: string, body: ExecBody, options: { signal?: AbortSignal | undefined }): ExecStream;
+  raw(method: Method, path: string, options?: { body?: BodyInit; contentType?: string; accept?: string }): Promise<Response>;
 }
 
 /** Agents and their versions. */
@@ -74,12 +80,27 @@ export function sessionsApi(client: SessionRequester) {
     /** Stops the primary sandbox (it converges before the answer, which is the sandbox). */
     stopSandbox: (id: string) => client.request('POST', at(API_PATHS.sessionSandboxStop, id), SandboxSchema, { body: {} }),
     startSandbox: (id: string) => client.request('POST', at(API_PATHS.sessionSandboxStart, id), SandboxSchema, { body: {} }),
-    exec: (id: string, body: ExecBody) => client.request('POST', at(API_PATHS.sessionExec, id), ExecResultSchema, { body }),
+    /** Runs a command; `recovered` says the compute had to be replaced first (durability `checkpointed`). */
+    exec: (id: string, body: ExecBody) => client.request('POST', at(API_PATHS.sessionExec, id), SessionExecAnswerSchema, { body }),
     execStream: (id: string, body: ExecBody, options: { signal?: AbortSignal } = {}) =>
       client.openExecStream(at(API_PATHS.sessionExec, id), body, options),
     readFile: (id: string, path: string) => client.request('GET', at(API_PATHS.sessionFiles, id), SessionFileSchema, { query: { path } }),
     writeFile: (id: string, path: string, body: WriteSessionFileBody) =>
       client.request('PUT', at(API_PATHS.sessionFiles, id), WriteSessionFileAnswerSchema, { body, query: { path } }),
+    /** The attached checkpoints of the primary sandbox, newest first. */
+    checkpoints: (id: string) => client.request('GET', at(API_PATHS.sessionCheckpoints, id), CheckpointListSchema),
+    /** Checkpoints the workspace now. */
+    checkpoint: (id: string) => client.request('POST', at(API_PATHS.sessionCheckpoints, id), CheckpointAnswerSchema, { body: {} }),
+    /**
+     * Rolls the workspace back to a checkpoint. With `onProgress` the answer streams progress
+     * lines as the restore runs; the result is the same.
+     */
+    restore: async (id: string, checkpointId: string, options: { onProgress?: ProgressListener } = {}) => {
+      const path = fillPath(API_PATHS.sessionCheckpointRestore, { id, checkpointId });
+      if (!options.onProgress) return client.request('POST', path, RestoreCheckpointAnswerSchema, { body: {} });
+      const response = await client.raw('POST', path, { body: '{}', contentType: 'application/json', accept: 'application/x-ndjson' });
+      return readOperationLines(response, RestoreOperationLineSchema, (done) => done.result, options.onProgress);
+    },
     /** A single-use connect token for the primary sandbox's browser terminal. */
     ptyToken: (id: string) => client.request('POST', at(API_PATHS.sessionPtyToken, id), TerminalSessionTokenAnswerSchema, { body: {} }),
   };

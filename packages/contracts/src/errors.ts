@@ -20,6 +20,7 @@ export const HTTP_STATUS_BY_CODE: Record<ErrorCode, number> = {
   unprocessable: 422,
   provider_unavailable: 503,
   provider_error: 502,
+  compute_lost: 409,
   internal: 500,
 };
 

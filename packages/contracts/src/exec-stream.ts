@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SandboxRecoveredSchema } from './checkpoints.ts';
 import { ErrorEnvelopeSchema } from './errors.ts';
 
 /**
@@ -29,6 +30,8 @@ export const ExecExitFrameSchema = z.object({
   /** Always false when streamed: every byte was sent. The same shape as the JSON answer's. */
   truncated: ExecTruncatedSchema,
   totalBytes: ExecTotalBytesSchema,
+  /** A session's command whose compute had to be replaced first (durability `checkpointed`). */
+  recovered: SandboxRecoveredSchema.optional(),
 });
 
 /** The provider failed after the stream began; the command was stopped. Ends the stream. */

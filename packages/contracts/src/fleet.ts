@@ -79,6 +79,3 @@ export const FleetOverviewQuerySchema = z.strictObject({
   includeDeleted: z.enum(['true', 'false']).optional(),
 });
 export const FleetOverviewSchema = z.object({ sandboxes: z.array(FleetOverviewRowSchema) });
-
-/** `sandbox_checkpoint`: the checkpoint taken. */
-export const FleetCheckpointAnswerSchema = z.object({ sandboxId: z.string(), checkpointId: z.string() });

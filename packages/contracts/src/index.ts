@@ -22,6 +22,17 @@ export {
   ImageOperationLineSchema,
   ImportBaseImageQuerySchema,
 } from './base-images.ts';
+export type { CheckpointBody, RestoreCheckpointAnswer, RestoreOperationLine, SandboxRecovered } from './checkpoints.ts';
+export {
+  CheckpointAnswerSchema,
+  CheckpointListSchema,
+  CheckpointParamsSchema,
+  CheckpointSchema,
+  CreateCheckpointBodySchema,
+  RestoreCheckpointAnswerSchema,
+  RestoreOperationLineSchema,
+  SandboxRecoveredSchema,
+} from './checkpoints.ts';
 export type {
   ConnectionBody,
   ConnectionTestAnswer,
@@ -113,7 +124,6 @@ export type {
 } from './fleet.ts';
 export {
   CreateFleetSandboxBodySchema,
-  FleetCheckpointAnswerSchema,
   FleetOverviewQuerySchema,
   FleetOverviewSchema,
   FleetSandboxListSchema,
@@ -159,6 +169,7 @@ export {
 export type {
   SandboxAction,
   SessionBody,
+  SessionExecAnswer,
   SessionFileBody,
   SessionSandboxBody,
   StartSessionBody,
@@ -167,6 +178,7 @@ export type {
 export {
   InlineSandboxSpecSchema,
   SANDBOX_ACTIONS,
+  SessionExecAnswerSchema,
   SessionFileQuerySchema,
   SessionFileSchema,
   SessionListSchema,

@@ -1,7 +1,7 @@
-import { ExecBodySchema, ExecResultSchema } from './custom-images.ts';
+import { CheckpointAnswerSchema } from './checkpoints.ts';
+import { ExecBodySchema } from './custom-images.ts';
 import {
   CreateFleetSandboxBodySchema,
-  FleetCheckpointAnswerSchema,
   FleetOverviewQuerySchema,
   FleetOverviewSchema,
   FleetSandboxListSchema,
@@ -10,7 +10,13 @@ import {
 } from './fleet.ts';
 import { API_PATHS } from './paths.ts';
 import { SessionToolAnswerSchema, SessionToolListSchema } from './session-tools.ts';
-import { SessionFileQuerySchema, SessionFileSchema, WriteSessionFileAnswerSchema, WriteSessionFileBodySchema } from './sessions.ts';
+import {
+  SessionExecAnswerSchema,
+  SessionFileQuerySchema,
+  SessionFileSchema,
+  WriteSessionFileAnswerSchema,
+  WriteSessionFileBodySchema,
+} from './sessions.ts';
 
 const jsonRpc = {
   mediaType: 'application/json',
@@ -63,7 +69,7 @@ export const FLEET_OPERATIONS = [
     tag: 'fleet',
     summary: 'Run a command in a resource sandbox (sandbox_exec)',
     body: ExecBodySchema,
-    answer: ExecResultSchema,
+    answer: SessionExecAnswerSchema,
   },
   {
     method: 'GET',
@@ -88,7 +94,7 @@ export const FLEET_OPERATIONS = [
     tag: 'fleet',
     summary: "Checkpoint a resource sandbox's workspace (sandbox_checkpoint)",
     status: 201,
-    answer: FleetCheckpointAnswerSchema,
+    answer: CheckpointAnswerSchema,
   },
   {
     method: 'POST',

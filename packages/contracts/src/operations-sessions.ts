@@ -6,9 +6,11 @@ import {
   CreateAgentBodySchema,
   UpdateAgentBodySchema,
 } from './agents.ts';
-import { ExecBodySchema, ExecResultSchema } from './custom-images.ts';
+import { CheckpointAnswerSchema, CheckpointListSchema, CreateCheckpointBodySchema, RestoreCheckpointAnswerSchema } from './checkpoints.ts';
+import { ExecBodySchema } from './custom-images.ts';
 import { API_PATHS } from './paths.ts';
 import {
+  SessionExecAnswerSchema,
   SessionFileQuerySchema,
   SessionFileSchema,
   SessionListSchema,
@@ -87,7 +89,7 @@ export const AGENT_AND_SESSION_OPERATIONS = [
     tag: 'sessions',
     summary: "Run a command in the session's primary sandbox",
     body: ExecBodySchema,
-    answer: ExecResultSchema,
+    answer: SessionExecAnswerSchema,
   },
   {
     method: 'GET',
@@ -105,6 +107,30 @@ export const AGENT_AND_SESSION_OPERATIONS = [
     query: SessionFileQuerySchema,
     body: WriteSessionFileBodySchema,
     answer: WriteSessionFileAnswerSchema,
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.sessionCheckpoints,
+    tag: 'sessions',
+    summary: "The attached checkpoints of the session's primary sandbox, newest first",
+    answer: CheckpointListSchema,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.sessionCheckpoints,
+    tag: 'sessions',
+    summary: "Checkpoint the primary sandbox's workspace now (durability checkpointed)",
+    body: CreateCheckpointBodySchema,
+    status: 201,
+    answer: CheckpointAnswerSchema,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.sessionCheckpointRestore,
+    tag: 'sessions',
+    summary: "Roll the primary sandbox's workspace back to one of its checkpoints (NDJSON progress with Accept: application/x-ndjson)",
+    body: CreateCheckpointBodySchema,
+    answer: RestoreCheckpointAnswerSchema,
   },
   {
     method: 'POST',

@@ -53,6 +53,8 @@ export const API_PATHS = {
   sessionSandboxStart: '/api/sessions/:id/sandbox/start',
   sessionExec: '/api/sessions/:id/exec',
   sessionFiles: '/api/sessions/:id/files',
+  sessionCheckpoints: '/api/sessions/:id/sandbox/checkpoints',
+  sessionCheckpointRestore: '/api/sessions/:id/sandbox/checkpoints/:checkpointId/restore',
   sessionPtyToken: '/api/sessions/:id/pty-token',
   sessionTerminalSocket: '/api/sessions/:id/terminal/ws',
   sessionTools: '/api/sessions/:id/tools',

@@ -7,6 +7,8 @@ import {
   SESSION_STATUSES,
 } from '@sandcast/core';
 import { z } from 'zod';
+import { SandboxRecoveredSchema } from './checkpoints.ts';
+import { ExecResultSchema } from './custom-images.ts';
 import { SandboxPathSchema } from './exec-limits.ts';
 import { BootstrapCommandsSchema, LifecycleSchema } from './sandbox-spec.ts';
 
@@ -82,6 +84,7 @@ export const SessionFileSchema = z.object({
   encoding: z.enum(['utf8', 'base64']),
   content: z.string(),
   sizeBytes: z.number().int(),
+  recovered: SandboxRecoveredSchema.optional(),
 });
 export type SessionFileBody = z.infer<typeof SessionFileSchema>;
 
@@ -91,4 +94,12 @@ export const WriteSessionFileBodySchema = z.strictObject({
   mode: z.number().int().min(0).max(0o777, 'mode is permission bits only (at most 0o777): no setuid, setgid or sticky').optional(),
 });
 export type WriteSessionFileBody = z.input<typeof WriteSessionFileBodySchema>;
-export const WriteSessionFileAnswerSchema = z.object({ path: z.string(), sizeBytes: z.number().int() });
+export const WriteSessionFileAnswerSchema = z.object({
+  path: z.string(),
+  sizeBytes: z.number().int(),
+  recovered: SandboxRecoveredSchema.optional(),
+});
+
+/** A session's exec answer: the command's result, and `recovered` when its compute had to be replaced first. */
+export const SessionExecAnswerSchema = ExecResultSchema.extend({ recovered: SandboxRecoveredSchema.optional() });
+export type SessionExecAnswer = z.infer<typeof SessionExecAnswerSchema>;

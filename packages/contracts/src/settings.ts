@@ -16,6 +16,8 @@ export const InstanceSettingsSchema = z.object({
     inlineProviders: z.array(z.string()),
     /** Top-level config fields such a one-off spec may set. */
     inlineConfigFields: z.array(z.string()),
+    /** Attached checkpoints kept per checkpointed sandbox. */
+    checkpointRetention: z.number().int(),
   }),
   fleet: z.object({
     /** Resource sandboxes one session may have at once. */
@@ -41,6 +43,7 @@ export const InstanceSettingsPatchSchema = z.strictObject({
     .strictObject({
       inlineProviders: z.array(z.string().min(1).max(100)).max(100).optional(),
       inlineConfigFields: z.array(z.string().min(1).max(100)).max(100).optional(),
+      checkpointRetention: z.number().int().min(1).max(1000).optional(),
     })
     .optional(),
   fleet: z

@@ -84,6 +84,8 @@ export interface Sandbox {
   configOverrides: Record<string, unknown>;
   /** Goes up whenever the compute is replaced; writes fenced on it ignore older compute. */
   generation: number;
+  /** The last attached checkpoint (durability `checkpointed`): what a recovery restores. */
+  currentCheckpointId: string | null;
   /** The last operation through Sandcast; the idle policy counts from it. */
   lastActivityAt: string;
   createdByRole: string;

@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   'unprocessable',
   'provider_unavailable',
   'provider_error',
+  'compute_lost',
   'internal',
 ] as const;
 

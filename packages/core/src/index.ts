@@ -2,6 +2,8 @@ export type { ApiKeyRole, DeploymentMode, Principal, RouteAccess } from './acces
 export { API_KEY_ROLES, allows, DEPLOYMENT_MODES, ROUTE_ACCESS } from './access.ts';
 export type { Agent, AgentCapability, AgentVersion, AgentVersionRef, Session, SessionStatus } from './agent.ts';
 export { AGENT_CAPABILITIES, AGENT_NAME_PATTERN, SESSION_STATUSES } from './agent.ts';
+export type { Checkpoint, CheckpointTrigger } from './checkpoint.ts';
+export { CHECKPOINT_TRIGGERS } from './checkpoint.ts';
 export type { Connection } from './connection.ts';
 export { CONNECTION_NAME_PATTERN } from './connection.ts';
 export type { CustomImageKind, CustomImageStatus } from './custom-image.machine.ts';

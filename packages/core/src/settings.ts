@@ -20,6 +20,8 @@ export interface InstanceSettings {
     inlineProviders: string[];
     /** Top-level config fields such a one-off spec may set. Default: `cpu`, `memoryMb`. */
     inlineConfigFields: string[];
+    /** Attached checkpoints kept per checkpointed sandbox; older ones are deleted with their unshared chunks. Default: 20. */
+    checkpointRetention: number;
   };
   fleet: {
     /** Resource sandboxes one session may have at once (not deleted). Default: 5. */
@@ -34,7 +36,7 @@ export interface InstanceSettings {
 export const DEFAULT_INSTANCE_SETTINGS: InstanceSettings = {
   experimental: { enableEnvironments: false, enableSandboxDuplexBridge: false },
   security: { allowHostNetwork: false, allowPublicPorts: false },
-  sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'] },
+  sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'], checkpointRetention: 20 },
   fleet: { maxSandboxesPerSession: 5, maxCpusPerSession: 8, maxMemoryMbPerSession: 16384 },
 };
 

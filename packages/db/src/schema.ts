@@ -1,6 +1,7 @@
 import type {
   AgentCapability,
   BootSource,
+  CheckpointTrigger,
   CustomImageKind,
   CustomImageStatus,
   FleetReservation,
@@ -182,6 +183,7 @@ export const sandboxes = pgTable('sandboxes', {
   spec: jsonb('spec').$type<Record<string, unknown>>().notNull().default({}),
   configOverrides: jsonb('config_overrides').$type<Record<string, unknown>>().notNull().default({}),
   generation: integer('generation').notNull().default(1),
+  currentCheckpointId: text('current_checkpoint_id'),
   lastActivityAt: timestamp('last_activity_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   createdByRole: text('created_by_role').notNull(),
   createdByKeyId: text('created_by_key_id'),
@@ -322,6 +324,42 @@ export const sshGatewayCredentials = pgTable('ssh_gateway_credentials', {
   createdAt: createdAt(),
 });
 
+export const checkpoints = pgTable(
+  'checkpoints',
+  {
+    id: text('id').primaryKey(),
+    sandboxId: text('sandbox_id')
+      .notNull()
+      .references(() => sandboxes.id, { onDelete: 'cascade' }),
+    generation: integer('generation').notNull(),
+    manifestDigest: text('manifest_digest').notNull(),
+    storedBytes: bigint('stored_bytes', { mode: 'number' }).notNull(),
+    totalBytes: bigint('total_bytes', { mode: 'number' }).notNull(),
+    fileCount: integer('file_count').notNull(),
+    changedPaths: integer('changed_paths').notNull(),
+    trigger: text('trigger').$type<CheckpointTrigger>().notNull(),
+    attachedAt: timestamp('attached_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+  },
+  (t) => [index('checkpoints_sandbox_idx').on(t.sandboxId, t.createdAt.desc())],
+);
+
+export const checkpointChunks = pgTable(
+  'checkpoint_chunks',
+  {
+    checkpointId: text('checkpoint_id')
+      .notNull()
+      .references(() => checkpoints.id, { onDelete: 'cascade' }),
+    digest: text('digest').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.checkpointId, t.digest] }), index('checkpoint_chunks_digest_idx').on(t.digest)],
+);
+
+export const checkpointBlobs = pgTable('checkpoint_blobs', {
+  digest: text('digest').primaryKey(),
+  refs: integer('refs').notNull(),
+});
+
 export const schema = {
   instanceSettings,
   environments,
@@ -341,5 +379,8 @@ export const schema = {
   terminalHostKeyPins,
   sshGatewayCredentials,
   uiSessions,
+  checkpoints,
+  checkpointChunks,
+  checkpointBlobs,
 };
 export type Schema = typeof schema;

@@ -2,6 +2,7 @@ import type { Database, DatabaseKind, Db } from './connect.ts';
 import { createActivityRepo } from './repos/activity.repo.ts';
 import { createAgentsRepo } from './repos/agents.repo.ts';
 import { createApiKeysRepo } from './repos/api-keys.repo.ts';
+import { createCheckpointsRepo } from './repos/checkpoints.repo.ts';
 import { createConnectionsRepo } from './repos/connections.repo.ts';
 import { createEnvironmentsRepo } from './repos/environments.repo.ts';
 import { createLeaderLeasesRepo } from './repos/leader-leases.repo.ts';
@@ -35,6 +36,7 @@ export interface Repositories {
   sessions: ReturnType<typeof createSessionsRepo>;
   leaderLeases: ReturnType<typeof createLeaderLeasesRepo>;
   connections: ReturnType<typeof createConnectionsRepo>;
+  checkpoints: ReturnType<typeof createCheckpointsRepo>;
 }
 
 export function createRepositories(db: Db): Repositories {
@@ -56,6 +58,7 @@ export function createRepositories(db: Db): Repositories {
     sessions: createSessionsRepo(db),
     leaderLeases: createLeaderLeasesRepo(db),
     connections: createConnectionsRepo(db),
+    checkpoints: createCheckpointsRepo(db),
   };
 }
 

@@ -29,7 +29,7 @@ export interface ProviderCapabilities {
   changeTracking: boolean;
   /** `openDuplexChannel` gives a raw byte stream into the sandbox. */
   duplexCommandStream: boolean;
-  /** The provider can checkpoint workspaces natively. */
+  /** Sandcast can checkpoint the provider's workspaces (over `workspaceHostPath` or `exportWorkspace`/`importWorkspace`) and recover them on new compute. */
   checkpoint: boolean;
   /** `openPortStream` reaches a TCP port on the sandbox's own loopback (its ports served as URLs). */
   portForward: boolean;
@@ -51,7 +51,7 @@ export interface ProviderCapabilities {
 /**
  * The capabilities of a provider whose sandboxes run on the Sandcast host itself (the `local` and
  * `docker` providers): a native PTY, interactive setup over it, capture into an image with change
- * tracking and deletion; port forwarding into the sandbox's network namespace; no duplex stream and no native checkpoint yet. One source, so that the
+ * tracking and deletion; port forwarding into the sandbox's network namespace; no duplex stream; checkpoints of the workspace (Sandcast's own, over the workspace's host directory or a tar stream), so durability `checkpointed`. One source, so that the
  * two cannot drift apart by accident; a provider that differs spreads it and overrides the flag.
  */
 export const ON_HOST_PROVIDER_CAPABILITIES: Readonly<ProviderCapabilities> = Object.freeze({
@@ -63,8 +63,8 @@ export const ON_HOST_PROVIDER_CAPABILITIES: Readonly<ProviderCapabilities> = Obj
   templateDelete: true,
   changeTracking: true,
   duplexCommandStream: false,
-  checkpoint: false,
+  checkpoint: true,
   portForward: true,
   stopStart: true,
-  durabilities: Object.freeze(['none']) as Durability[],
+  durabilities: Object.freeze(['none', 'checkpointed']) as Durability[],
 });

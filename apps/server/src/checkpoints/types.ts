@@ -16,8 +16,14 @@ export interface ManifestEntry {
   chunks?: string[];
   /** Symlinks: the target, stored as written (never followed on the host). */
   target?: string;
-  /** What the change scan compares before hashing (host-path sources only). */
+  /**
+   * What the change scan compares before hashing (host-path sources only): a file whose size,
+   * mtime, ctime and inode are all unchanged keeps its chunk list without being read. ctime is
+   * what catches a rewrite that kept size and mtime (`touch -d`), since no process can set it.
+   * A restore sets a file's mtime back to `mtimeMs`.
+   */
   mtimeMs?: number;
+  ctimeMs?: number;
   ino?: number;
 }
 
@@ -26,7 +32,11 @@ export interface CheckpointManifest {
   entries: ManifestEntry[];
 }
 
-/** Where the workspace bytes come from: a host directory (fast path) or a provider's tar stream. */
+/**
+ * Where the workspace bytes come from: a host directory (fast path: a provider's
+ * `workspaceHostPath`) or a provider's tar stream (`exportWorkspace`). The host directory itself
+ * must not be a symlink; nothing below it is ever followed.
+ */
 export type WorkspaceSource = { kind: 'host-dir'; dir: string } | { kind: 'tar'; open: () => Promise<Readable> };
 
 /** Where a restore writes: a host directory, or a provider's importWorkspace (tar stream). */
@@ -45,13 +55,21 @@ export interface CaptureResult {
   fileCount: number;
   /** Paths added, changed or deleted against `previous`. */
   changedPaths: number;
+  /** Entries left out: fifos, sockets, devices, names that are not UTF-8, paths leaving the root (tar), entries that kept changing while read. */
+  skipped: number;
 }
 
 /** Content-addressed blobs: the data dir by default, an S3-compatible bucket when servers share Postgres. */
 export interface BlobStore {
   has(digest: string): Promise<boolean>;
-  put(digest: string, data: Buffer): Promise<void>;
+  /**
+   * Stores `data` under `digest` (its sha256 hex) atomically: a reader sees all of it or nothing.
+   * `durable` (manifests) also survives a power loss once the promise resolves.
+   */
+  put(digest: string, data: Buffer, options?: { durable?: boolean }): Promise<void>;
+  /** The blob's bytes; a SandcastError `not_found` when it is not there. */
   get(digest: string): Promise<Buffer>;
+  /** Removes blobs; a digest that is not there is fine. */
   delete(digests: readonly string[]): Promise<void>;
 }
 
@@ -61,4 +79,6 @@ export interface CheckpointEngine {
   restore(manifest: CheckpointManifest, manifestDigest: string, target: WorkspaceTarget): Promise<void>;
   /** Every chunk digest a manifest references (for reference counting). */
   chunksOf(manifest: CheckpointManifest): Set<string>;
+  /** The manifest a capture stored under `manifestDigest`, verified and validated. */
+  loadManifest(manifestDigest: string): Promise<CheckpointManifest>;
 }

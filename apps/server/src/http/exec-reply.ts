@@ -1,4 +1,4 @@
-import { EXEC_STREAM_CONTENT_TYPE, type ExecExitFrame, type ExecStreamFrame } from '@sandcast/contracts';
+import { EXEC_STREAM_CONTENT_TYPE, type ExecExitFrame, type ExecStreamFrame, type SandboxRecovered } from '@sandcast/contracts';
 import { SandcastError } from '@sandcast/core';
 import type { ExecChunk, ExecProcess, ExecResult } from '@sandcast/provider-sdk';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -6,7 +6,7 @@ import { toErrorResponse } from './error-handler.ts';
 import { ExecFrameEncoder } from './exec-frames.ts';
 
 const NOT_ACCEPTABLE =
-  'exec answers application/json (one answer when the command ends) or application/x-ndjson (frames as it runs); ' +
+  'this route answers application/json (one answer when it ends) or application/x-ndjson (lines as it runs: exec frames, restore progress); ' +
   'send Accept with one of those, or none';
 
 /** The quality a media range in `Accept` gives `type` (0 when it does not match). */
@@ -25,11 +25,11 @@ function qualityOf(accept: string, type: string): { q: number; exact: boolean } 
 }
 
 /**
- * Whether the caller asked for the stream: `application/x-ndjson` named in `Accept` and liked at
+ * Whether the caller asked for the stream (exec frames, a restore's progress): `application/x-ndjson` named in `Accept` and liked at
  * least as much as JSON. No `Accept`, or one that allows JSON, is the JSON answer; one that
  * allows neither is a 406.
  */
-function wantsExecStream(accept: string | undefined): boolean {
+export function wantsNdjson(accept: string | undefined): boolean {
   if (accept === undefined || accept.trim() === '') return false;
   const ndjson = qualityOf(accept, EXEC_STREAM_CONTENT_TYPE);
   const json = qualityOf(accept, 'application/json');
@@ -53,10 +53,16 @@ export type RunningExecs = Set<ExecProcess>;
 export async function replyExec(
   request: FastifyRequest,
   reply: FastifyReply,
-  options: { running: RunningExecs; json: () => Promise<ExecResult>; stream: () => Promise<ExecProcess> },
+  options: {
+    running: RunningExecs;
+    json: () => Promise<ExecResult>;
+    stream: () => Promise<ExecProcess & { recovered?: SandboxRecovered | undefined }>;
+    /** Runs after the command exits and before the exit frame goes out (a checkpoint). */
+    beforeExit?: (() => Promise<unknown>) | undefined;
+  },
 ): Promise<unknown> {
   const started = performance.now();
-  if (!wantsExecStream(request.headers.accept)) return options.json();
+  if (!wantsNdjson(request.headers.accept)) return options.json();
   // Errors until here (validation, access, a stopped sandbox) are ordinary JSON error answers.
   const command = await options.stream();
   options.running.add(command);
@@ -99,6 +105,7 @@ export async function replyExec(
     }
     for (const frame of encoder.flush()) await send(frame);
     const exit = await command.exit;
+    await options.beforeExit?.();
     const frame: ExecExitFrame = {
       type: 'exit',
       exitCode: exit.exitCode,
@@ -106,6 +113,7 @@ export async function replyExec(
       durationMs: Math.round(performance.now() - started),
       truncated: { stdout: false, stderr: false },
       totalBytes: { ...encoder.totalBytes },
+      ...(command.recovered ? { recovered: command.recovered } : {}),
     };
     await send(frame);
   } catch (error) {

@@ -1,8 +1,10 @@
 import type {
+  CheckpointBody,
   CustomImageOverview,
   CustomImageTemplateBody,
   EnvironmentBody,
   EnvironmentRevisionBody,
+  FleetSandboxBody,
   SandboxAction,
   SandboxBody,
   SessionBody,
@@ -11,10 +13,12 @@ import type {
 } from '@sandcast/contracts';
 import {
   bootSourceDrift,
+  type Checkpoint,
   type CustomImageTemplate,
   type Durability,
   type Environment,
   type EnvironmentRevision,
+  FLEET_DEFAULT_RESERVATION,
   type Sandbox,
   SETUP_SESSION_LABELS,
   type Session,
@@ -24,6 +28,7 @@ import type { RegisteredProvider } from '../providers/provider-registry.ts';
 import { maskConfig } from '../services/config-secrets.ts';
 import { capabilityOf } from '../services/custom-images/capability.ts';
 import type { ImagesOverview } from '../services/custom-images/custom-images.service.ts';
+import type { FleetView } from '../services/sessions/fleet.service.ts';
 
 /**
  * The one layer that turns domain records into API answers (decision 0012): services return
@@ -81,7 +86,7 @@ export function presentAgentSession(session: Session): SessionBody {
 
 /** What survives a loss of the compute, for each durability. */
 const RECOVERY_CLASSES: Record<Durability, string> = {
-  none: 'ephemeral: nothing survives a loss of the compute; a replacement starts from the pinned revision and runs bootstrap again',
+  none: 'ephemeral: nothing survives a loss of the compute; operations then answer compute_lost — end the session and start a new one',
   provider_snapshot: "provider snapshot: the disk survives through the provider's snapshots; running processes and open terminals do not",
   checkpointed:
     'checkpointed: the workspace is restored from its last checkpoint onto replacement compute; running processes, open terminals and memory do not survive',
@@ -96,8 +101,10 @@ function allowedActions(session: Session, sandbox: Sandbox, registered: Register
       return ['exec', 'files', ...(flags?.pty ? (['terminal'] as const) : []), ...(flags?.stopStart ? (['stop'] as const) : []), 'end'];
     case 'stopped':
       return [...(flags?.stopStart ? (['start'] as const) : []), 'end'];
-    case 'starting':
     case 'lost':
+      // The next operation recovers a checkpointed sandbox onto new compute.
+      return sandbox.spec.durability === 'checkpointed' ? ['exec', 'files', 'end'] : ['end'];
+    case 'starting':
     case 'failed':
       return ['end'];
     default: {
@@ -145,8 +152,47 @@ export function presentSessionSandbox(view: {
     observedState: sandbox.status,
     failureReason: sandbox.failureReason,
     generation: sandbox.generation,
-    currentCheckpointId: null,
+    currentCheckpointId: sandbox.currentCheckpointId,
     lastActivityAt: sandbox.lastActivityAt,
     allowedActions: allowedActions(session, sandbox, registered),
+  };
+}
+
+/** A checkpoint as the API answers it; `current` when it is the one a recovery would restore. */
+export function presentCheckpoint(checkpoint: Checkpoint, currentId: string | null): CheckpointBody {
+  return {
+    id: checkpoint.id,
+    generation: checkpoint.generation,
+    trigger: checkpoint.trigger,
+    storedBytes: checkpoint.storedBytes,
+    totalBytes: checkpoint.totalBytes,
+    fileCount: checkpoint.fileCount,
+    changedPaths: checkpoint.changedPaths,
+    createdAt: checkpoint.createdAt,
+    attachedAt: checkpoint.attachedAt,
+    current: checkpoint.id === currentId,
+  };
+}
+
+/** A resource sandbox as its session sees it: its logical id, never the sandbox or provider id. */
+export function presentFleetSandbox({ sandbox, revisionNumber }: FleetView): FleetSandboxBody {
+  return {
+    id: sandbox.logicalId!,
+    sessionId: sandbox.sessionId!,
+    bindingName: sandbox.bindingName,
+    environmentId: sandbox.environmentId,
+    environmentRevisionId: sandbox.environmentRevisionId,
+    environmentRevisionNumber: revisionNumber,
+    imageId: sandbox.imageId,
+    target: { provider: sandbox.provider },
+    durability: sandbox.spec.durability,
+    desiredState: sandbox.desiredStatus,
+    observedState: sandbox.status,
+    failureReason: sandbox.failureReason,
+    generation: sandbox.generation,
+    lastCheckpointId: sandbox.currentCheckpointId,
+    reservation: sandbox.reservation ?? FLEET_DEFAULT_RESERVATION,
+    lastActivityAt: sandbox.lastActivityAt,
+    createdAt: sandbox.createdAt,
   };
 }

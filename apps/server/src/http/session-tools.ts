@@ -7,10 +7,12 @@ import {
   toolInputJsonSchema,
 } from '@sandcast/contracts';
 import { type Principal, SandcastError } from '@sandcast/core';
+import type { CheckpointsService } from '../checkpoints/checkpoints.service.ts';
 import type { SandboxesService } from '../services/sandboxes.service.ts';
 import type { FleetService } from '../services/sessions/fleet.service.ts';
 import { decodeFile, encodeFile } from '../services/sessions/session-files.ts';
 import type { SessionsService } from '../services/sessions/sessions.service.ts';
+import { presentCheckpoint, presentFleetSandbox } from './present.ts';
 import { parse } from './validate.ts';
 
 export type SessionTools = ReturnType<typeof createSessionTools>;
@@ -22,34 +24,50 @@ type Run<N extends SessionToolName> = (sessionId: string, input: SessionToolInpu
  * input schema) bound to its service call. The REST routes, `/mcp` and `sandcast mcp` (through
  * the generic tool route) run these and nothing else.
  */
-export function createSessionTools(deps: { sessions: SessionsService; sandboxes: SandboxesService; fleet: FleetService }) {
-  const { sessions, sandboxes, fleet } = deps;
+export function createSessionTools(deps: {
+  sessions: SessionsService;
+  sandboxes: SandboxesService;
+  fleet: FleetService;
+  checkpoints: CheckpointsService;
+}) {
+  const { sessions, sandboxes, fleet, checkpoints } = deps;
 
   const table: { [N in SessionToolName]: Run<N> } = {
+    // The primary's tools, as the session routes run them: a mutation is checkpointed before the answer.
     exec: async (sessionId, input, actor) => {
       const sandbox = await sessions.useSandbox(sessionId, actor);
-      return sandboxes.exec(sandbox.id, input, actor);
+      const result = await sandboxes.exec(sandbox.id, input, actor);
+      await checkpoints.afterMutation(sandbox.id);
+      return result;
     },
     read_file: async (sessionId, input, actor) => {
       const sandbox = await sessions.useSandbox(sessionId, actor);
-      return encodeFile(input.path, await sandboxes.readFile(sandbox.id, input.path, actor));
+      const { value, recovered } = await sandboxes.readFile(sandbox.id, input.path, actor);
+      return { ...encodeFile(input.path, value), ...(recovered ? { recovered } : {}) };
     },
     write_file: async (sessionId, input, actor) => {
       const data = decodeFile(input);
       const sandbox = await sessions.useSandbox(sessionId, actor);
-      await sandboxes.writeFile(sandbox.id, input.path, data, input.mode, actor);
-      return { path: input.path, sizeBytes: data.length };
+      const { recovered } = await sandboxes.writeFile(sandbox.id, input.path, data, input.mode, actor);
+      await checkpoints.afterMutation(sandbox.id);
+      return { path: input.path, sizeBytes: data.length, ...(recovered ? { recovered } : {}) };
     },
-    sandbox_create: (sessionId, input, actor) => fleet.create(sessionId, input, actor),
-    sandbox_list: async (sessionId, _input, actor) => ({ sandboxes: await fleet.list(sessionId, actor) }),
-    sandbox_inspect: (sessionId, input, actor) => fleet.inspect(sessionId, input.sandboxId, actor),
+    sandbox_create: async (sessionId, input, actor) => presentFleetSandbox(await fleet.create(sessionId, input, actor)),
+    sandbox_list: async (sessionId, _input, actor) => ({ sandboxes: (await fleet.list(sessionId, actor)).map(presentFleetSandbox) }),
+    sandbox_inspect: async (sessionId, input, actor) => presentFleetSandbox(await fleet.inspect(sessionId, input.sandboxId, actor)),
     sandbox_exec: (sessionId, { sandboxId, ...body }, actor) => fleet.exec(sessionId, sandboxId, body, actor),
-    sandbox_read_file: async (sessionId, input, actor) =>
-      encodeFile(input.path, await fleet.readFile(sessionId, input.sandboxId, input.path, actor)),
+    sandbox_read_file: async (sessionId, input, actor) => {
+      const { value, recovered } = await fleet.readFile(sessionId, input.sandboxId, input.path, actor);
+      return { ...encodeFile(input.path, value), ...(recovered ? { recovered } : {}) };
+    },
     sandbox_write_file: (sessionId, input, actor) =>
       fleet.writeFile(sessionId, input.sandboxId, input.path, decodeFile(input), input.mode, actor),
-    sandbox_checkpoint: (sessionId, input, actor) => fleet.checkpoint(sessionId, input.sandboxId, actor),
-    sandbox_manage: (sessionId, { sandboxId, ...body }, actor) => fleet.manage(sessionId, sandboxId, body, actor),
+    sandbox_checkpoint: async (sessionId, input, actor) => {
+      const { checkpoint, currentCheckpointId, recovered } = await fleet.checkpoint(sessionId, input.sandboxId, actor);
+      return { checkpoint: presentCheckpoint(checkpoint, currentCheckpointId), ...(recovered ? { recovered } : {}) };
+    },
+    sandbox_manage: async (sessionId, { sandboxId, ...body }, actor) =>
+      presentFleetSandbox(await fleet.manage(sessionId, sandboxId, body, actor)),
   };
 
   /** The names this session may call now: its primary's tools if it has one, the fleet's if its agent may. */

@@ -40,7 +40,8 @@ export interface Reconciler {
  * Moves the world toward what the database says: setup sessions past their expiry are timed out
  * and torn down; provider resources labelled as Sandcast's whose sandbox or setup session is gone
  * or finished are removed (only what a provider lists as its own is ever touched); every sandbox
- * not deleted takes one step toward its desired state (the idle policy applied). Only the server
+ * not deleted takes one step toward its desired state (the idle policy applied); checkpoints of
+ * deleted sandboxes and blobs nobody references are collected. Only the server
  * holding the `reconciler` lease does any of it: the lease is taken or renewed at the start of
  * each pass, and a server whose lease ran out stops calling providers until it holds it again.
  */
@@ -49,6 +50,8 @@ export function createReconciler(deps: {
   providers: ProviderRegistry;
   setupSessions: SetupSessionsService;
   lifecycle: SandboxLifecycle;
+  /** Drops the checkpoints of deleted sandboxes and the blobs nobody references. */
+  sweepCheckpoints?: (() => Promise<void>) | undefined;
   log: FastifyBaseLogger;
   intervalMs: number;
   /** How long a taken lease lasts unless renewed; default three intervals, at least 30 s. */
@@ -174,6 +177,9 @@ export function createReconciler(deps: {
       });
     }
     const stepped = await stepSandboxes();
+    if (stillLeader() && deps.sweepCheckpoints) {
+      await deps.sweepCheckpoints().catch((error: unknown) => deps.log.warn({ err: error }, 'checkpoint collection failed; will retry'));
+    }
     return { leader: true, expired, removed, stepped };
   };
 

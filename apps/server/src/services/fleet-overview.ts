@@ -40,7 +40,7 @@ export function createFleetOverview(deps: { store: Store; clock?: Clock | undefi
         observedState: sandbox.status,
         failureReason: sandbox.failureReason,
         generation: sandbox.generation,
-        lastCheckpointId: null,
+        lastCheckpointId: sandbox.currentCheckpointId,
         lastActivityAt: sandbox.lastActivityAt,
         attention: sandboxAttention(sandbox, now, session?.status === 'ended'),
       };

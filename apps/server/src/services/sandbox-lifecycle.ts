@@ -60,11 +60,15 @@ export function createSandboxLifecycle(deps: {
   providerCallTimeoutMs?: number | undefined;
   /** Closes the sandbox's ports and cuts their forwarded connections (it is being deleted). */
   closePorts?: ((sandboxId: string) => Promise<void>) | undefined;
+  /** Takes the checkpoint an idle `checkpoint_and_stop` stops after (durability `checkpointed`). */
+  checkpointBeforeIdleStop?: ((sandbox: Sandbox, actor: Principal) => Promise<unknown>) | undefined;
 }) {
   const { store } = deps;
   const clock = deps.clock ?? systemClock;
   const timeoutMs = deps.providerCallTimeoutMs ?? PROVIDER_CALL_TIMEOUT_MS;
   const inFlight = new Map<string, Promise<unknown>>();
+  /** Recoveries in flight here: a second operation on the sandbox joins the first. */
+  const recoveries = new Map<string, Promise<unknown>>();
 
   const providerOf = (sandbox: Sandbox) => requireRegisteredProvider(deps.providers, sandbox.provider).provider;
 
@@ -233,7 +237,6 @@ export function createSandboxLifecycle(deps: {
 
   const idleDue = (sandbox: Sandbox): boolean => {
     const { idleAction, idleAfterSeconds } = sandbox.spec.lifecycle;
-    // `checkpoint_and_stop` stops like `stop` until checkpoints exist.
     if (idleAction === 'keep_running') return false;
     return clock.now().getTime() - new Date(sandbox.lastActivityAt).getTime() >= idleAfterSeconds * 1000;
   };
@@ -294,6 +297,15 @@ export function createSandboxLifecycle(deps: {
         { generation: sandbox.generation, statuses: ['running'] },
       );
       if (!asked) return 'idle';
+      if (asked.spec.lifecycle.idleAction === 'checkpoint_and_stop' && asked.spec.durability === 'checkpointed') {
+        // The workspace is committed before the compute stops; a failed capture leaves it running.
+        try {
+          await deps.checkpointBeforeIdleStop?.(asked, options.actor ?? SYSTEM_ACTOR);
+        } catch (error) {
+          await store.repos.sandboxes.update(asked.id, { desiredStatus: 'ready' }, { generation: asked.generation });
+          throw error;
+        }
+      }
       return stop(asked, provider, options, true);
     }
     return observe(sandbox, provider, options);
@@ -338,6 +350,28 @@ export function createSandboxLifecycle(deps: {
       if (sandbox.status !== 'running' || !sandbox.providerInstanceId || inFlight.has(sandbox.id)) return sandbox;
       await exclusive(sandbox.id, () => observe(sandbox, providerOf(sandbox), options));
       return (await store.repos.sandboxes.get(sandbox.id)) ?? sandbox;
+    },
+
+    /**
+     * Runs a recovery of the sandbox as the one task in flight on it here: after the step in
+     * flight (if any); a second caller while it runs gets the first one's outcome, and the
+     * reconciler skips the sandbox meanwhile.
+     */
+    recovery<T>(id: string, fn: () => Promise<T>): Promise<T> {
+      const joined = recoveries.get(id);
+      if (joined) return joined as Promise<T>;
+      const run = (async () => {
+        for (let pending = inFlight.get(id); pending; pending = inFlight.get(id)) await pending.catch(() => undefined);
+        const running = fn();
+        inFlight.set(id, running);
+        try {
+          return await running;
+        } finally {
+          inFlight.delete(id);
+        }
+      })().finally(() => recoveries.delete(id));
+      recoveries.set(id, run);
+      return run;
     },
 
     /** Records that the compute is gone (an operation was told `not_found`). */

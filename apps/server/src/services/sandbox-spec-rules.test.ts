@@ -21,9 +21,15 @@ describe('the environment spec rules', () => {
   });
 
   it('refuses a durability the provider does not declare, with the words the operator reads', () => {
-    expect(specIssues({ ...DEFAULT_SANDBOX_SPEC, durability: 'checkpointed' }, local)).toEqual([
-      { path: 'spec.durability', message: 'the local provider cannot honour durability checkpointed; it offers: none' },
+    const plain = { id: 'daytona', capabilities: { ...ON_HOST_PROVIDER_CAPABILITIES, durabilities: ['none' as const] } };
+    expect(specIssues({ ...DEFAULT_SANDBOX_SPEC, durability: 'checkpointed' }, plain)).toEqual([
+      { path: 'spec.durability', message: 'the daytona provider cannot honour durability checkpointed; it offers: none' },
     ]);
+    // The on-host providers checkpoint through Sandcast; none of them has provider snapshots.
+    expect(specIssues({ ...DEFAULT_SANDBOX_SPEC, durability: 'checkpointed' }, local)).toEqual([]);
+    expect(specIssues({ ...DEFAULT_SANDBOX_SPEC, durability: 'provider_snapshot' }, local)[0]?.message).toBe(
+      'the local provider cannot honour durability provider_snapshot; it offers: none, checkpointed',
+    );
     const durable = {
       id: 'x',
       capabilities: { ...ON_HOST_PROVIDER_CAPABILITIES, durabilities: ['none' as const, 'checkpointed' as const] },

@@ -1,4 +1,4 @@
-import type { ExecBody, ProbeAnswer } from '@sandcast/contracts';
+import type { ExecBody, ProbeAnswer, SandboxRecovered } from '@sandcast/contracts';
 import { type Principal, type Sandbox, type SandboxDesiredStatus, SandcastError } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import { type ExecProcess, type ExecResult, isProviderError, type SandboxProvider } from '@sandcast/provider-sdk';
@@ -9,6 +9,7 @@ import { recordActivity } from './activity.service.ts';
 import { imageMatches } from './custom-images/image-link.ts';
 import { type EnvironmentContextLoader, requireBootable, requireRegisteredProvider } from './environment-context.ts';
 import type { SandboxLifecycle } from './sandbox-lifecycle.ts';
+import { computeLost, type SandboxRecovery } from './sandbox-recovery.ts';
 import { provisionSandbox, type SandboxPlan } from './sessions/primary-sandbox.ts';
 
 export type SandboxesService = ReturnType<typeof createSandboxesService>;
@@ -35,6 +36,8 @@ export function createSandboxesService(deps: {
   execOutputMaxBytes?: number | undefined;
   /** The time source of the last activity (the idle policy counts from it). */
   clock?: Clock | undefined;
+  /** Replaces lost compute of checkpointed sandboxes; without it, lost compute is refused with `compute_lost`. */
+  recovery?: SandboxRecovery | undefined;
 }) {
   const { store, lifecycle } = deps;
   const clock = deps.clock ?? systemClock;
@@ -47,12 +50,26 @@ export function createSandboxesService(deps: {
 
   const providerOf = (sandbox: Sandbox) => requireRegisteredProvider(deps.providers, sandbox.provider).provider;
 
-  /** The compute vanished: say so on the record, and tell the caller in words. */
-  const markLost = async (sandbox: Sandbox, reason: string) => {
-    await lifecycle.lost(sandbox, reason);
-    return new SandcastError('conflict', `sandbox ${sandbox.id} was lost by its provider; delete it and create a new one`, {
-      status: 'lost',
-    });
+  /**
+   * The compute is gone: a checkpointed sandbox is recovered onto new compute (once, however many
+   * operations find out at the same time); any other is marked lost and refused with `compute_lost`.
+   */
+  const recoverOrRefuse = async (sandbox: Sandbox, reason: string, actor: Principal): Promise<SandboxRecovered> => {
+    if (!deps.recovery) {
+      if (sandbox.status === 'running') await lifecycle.lost(sandbox, reason);
+      throw computeLost(sandbox, reason);
+    }
+    return deps.recovery.recover(sandbox, reason, actor);
+  };
+
+  /** Whether a provider error means the compute is gone, asking the provider when it only says "not running". */
+  const computeGone = async (sandbox: Sandbox, error: unknown): Promise<boolean> => {
+    if (!isProviderError(error)) return false;
+    if (error.code === 'not_found') return true;
+    if (error.code !== 'not_running') return false;
+    // Stopped or broken behind our back: the record learns which before the caller hears of it.
+    const seen = await lifecycle.refresh(sandbox).catch(() => sandbox);
+    return seen.status === 'lost';
   };
 
   /** Agents act only on sandboxes created with their own key. */
@@ -64,13 +81,25 @@ export function createSandboxesService(deps: {
     }
   };
 
+  /**
+   * Runs an operation on the sandbox's compute. Compute found gone — the record says `lost`, or
+   * the provider answers that it has no such instance — is recovered first for a checkpointed
+   * sandbox (and the operation runs once on the replacement; the answer says so), refused with
+   * `compute_lost` otherwise.
+   */
   const inRunningSandbox = async <T>(
     id: string,
     actor: Principal,
     run: (provider: SandboxProvider, instanceId: string) => Promise<T>,
-  ): Promise<T> => {
-    const sandbox = await requireSandbox(id);
+  ): Promise<{ value: T; recovered?: SandboxRecovered }> => {
+    let sandbox = await requireSandbox(id);
     requireUser(sandbox, actor, 'run commands in');
+    let recovered: SandboxRecovered | undefined;
+    const recoverable = sandbox.spec.durability === 'checkpointed';
+    if (sandbox.status === 'lost' || (recoverable && sandbox.status === 'starting' && sandbox.generation > 1)) {
+      recovered = await recoverOrRefuse(sandbox, sandbox.failureReason ?? 'the provider no longer has it', actor);
+      sandbox = await requireSandbox(id);
+    }
     if (sandbox.status !== 'running' || !sandbox.providerInstanceId) {
       const next = sandbox.status === 'stopped' ? '; start it first' : '';
       throw new SandcastError('conflict', `sandbox ${id} is ${sandbox.status}; commands run only in a running sandbox${next}`, {
@@ -80,12 +109,18 @@ export function createSandboxesService(deps: {
     // An operation through Sandcast is activity: the idle policy counts from the last one.
     await store.repos.sandboxes.touch(sandbox.id, clock.now());
     try {
-      return await run(providerOf(sandbox), sandbox.providerInstanceId);
+      return { value: await run(providerOf(sandbox), sandbox.providerInstanceId), ...(recovered ? { recovered } : {}) };
     } catch (error) {
-      if (isProviderError(error) && error.code === 'not_found') throw await markLost(sandbox, error.message);
-      // Stopped or broken behind our back: the record learns which before the caller hears of it.
-      if (isProviderError(error) && error.code === 'not_running') await lifecycle.refresh(sandbox).catch(() => undefined);
-      throw error;
+      if (recovered || !(await computeGone(sandbox, error))) throw error;
+      const reason = (error as Error).message;
+      recovered = await recoverOrRefuse(sandbox, reason, actor);
+      const replaced = await requireSandbox(id);
+      if (replaced.status !== 'running' || !replaced.providerInstanceId) {
+        throw new SandcastError('conflict', `sandbox ${id} is ${replaced.status} after its recovery; try again`, {
+          status: replaced.status,
+        });
+      }
+      return { value: await run(providerOf(replaced), replaced.providerInstanceId), recovered };
     }
   };
 
@@ -191,17 +226,21 @@ export function createSandboxesService(deps: {
       setDesired(await requireSessionSandbox(sessionId, actor), 'ready', actor),
 
     /** Agents may run commands only in sandboxes created with their own key. */
-    exec: (id: string, body: ExecBody, actor: Principal): Promise<ExecResult> =>
-      inRunningSandbox(id, actor, (provider, instanceId) =>
+    exec: async (id: string, body: ExecBody, actor: Principal): Promise<ExecResult & { recovered?: SandboxRecovered }> => {
+      const { value, recovered } = await inRunningSandbox(id, actor, (provider, instanceId) =>
         provider.exec(instanceId, { ...body, maxOutputBytes: deps.execOutputMaxBytes }),
-      ),
+      );
+      return recovered ? { ...value, recovered } : value;
+    },
 
     /** The same command, its output handed over as it is produced (no cap: the reader paces it). */
-    execStream: (id: string, body: ExecBody, actor: Principal): Promise<ExecProcess> =>
-      inRunningSandbox(id, actor, (provider, instanceId) => provider.execStream(instanceId, body)),
+    execStream: async (id: string, body: ExecBody, actor: Principal): Promise<ExecProcess & { recovered?: SandboxRecovered }> => {
+      const { value, recovered } = await inRunningSandbox(id, actor, (provider, instanceId) => provider.execStream(instanceId, body));
+      return recovered ? Object.assign(value, { recovered }) : value;
+    },
 
     /** A file's bytes (the caller caps what it answers with). */
-    readFile: (id: string, path: string, actor: Principal): Promise<Buffer> =>
+    readFile: (id: string, path: string, actor: Principal): Promise<{ value: Buffer; recovered?: SandboxRecovered }> =>
       inRunningSandbox(id, actor, async (provider, instanceId) => {
         try {
           return await provider.readFile(instanceId, path);
@@ -214,8 +253,18 @@ export function createSandboxesService(deps: {
         }
       }),
 
-    writeFile: (id: string, path: string, data: Buffer, mode: number | undefined, actor: Principal): Promise<void> =>
+    writeFile: (
+      id: string,
+      path: string,
+      data: Buffer,
+      mode: number | undefined,
+      actor: Principal,
+    ): Promise<{ value: void; recovered?: SandboxRecovered }> =>
       inRunningSandbox(id, actor, (provider, instanceId) => provider.writeFile(instanceId, path, data, { mode })),
+
+    /** Any other operation on the compute (a checkpoint, a restore), with the same recovery. */
+    withCompute: <T>(id: string, actor: Principal, run: (sandbox: Sandbox) => Promise<T>) =>
+      inRunningSandbox(id, actor, async () => run(await requireSandbox(id))),
 
     /** Boots a sandbox the way a run would, runs a short check, and tears it down. */
     async probe(environmentId: string, actor: Principal): Promise<ProbeAnswer> {

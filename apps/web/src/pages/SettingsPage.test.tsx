@@ -8,7 +8,7 @@ const settings = (allowHostNetwork: boolean) => ({
   body: {
     experimental: { enableEnvironments: true, enableSandboxDuplexBridge: false },
     security: { allowHostNetwork, allowPublicPorts: false },
-    sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'] },
+    sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'], checkpointRetention: 20 },
   },
 });
 const authSession = (deploymentMode: 'local_trusted' | 'authenticated') => ({

@@ -31,6 +31,7 @@ const toSandbox = (row: Row): Sandbox => ({
   spec: withSpecDefaults(row.spec),
   configOverrides: row.configOverrides,
   generation: row.generation,
+  currentCheckpointId: row.currentCheckpointId,
   lastActivityAt: row.lastActivityAt.toISOString(),
   createdByRole: row.createdByRole,
   createdByKeyId: row.createdByKeyId,

@@ -83,7 +83,11 @@ export function registerFleet(program: Command): void {
     .action(async (session: string, id: string, _options, command: Command) => {
       const ctx = contextFrom(command);
       const answer = await ctx.client.fleet.checkpoint(session, id);
-      ctx.print(answer, () => `checkpoint ${answer.checkpointId} of ${answer.sandboxId}`);
+      ctx.print(
+        answer,
+        () =>
+          `checkpoint ${answer.checkpoint.id} of ${id}: ${answer.checkpoint.changedPaths} paths changed, ${answer.checkpoint.storedBytes} bytes stored`,
+      );
     });
 
   for (const [verb, action, summary] of [

@@ -2,28 +2,13 @@ import { createWriteStream, openAsBlob } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ProgressListener } from '@sandcast/client';
 import { formatBytes } from '@sandcast/contracts';
 import type { Command } from 'commander';
 import { contextFrom } from '../../context.ts';
 import { formatTime, table, UsageError } from '../../format.ts';
+import { progressPrinter } from '../../progress.ts';
 
 const providerOption = ['--provider <id>', 'the provider whose image store to use', 'local'] as const;
-
-/** Progress on stderr, one line rewritten in place on a terminal. */
-function progressPrinter(label: string): ProgressListener & { done(): void } {
-  const started = Date.now();
-  const tty = process.stderr.isTTY;
-  const listener = ((p: { phase: string; fraction?: number | undefined }) => {
-    const pct = p.fraction === undefined ? '' : ` ${Math.round(p.fraction * 100)}%`;
-    const line = `${label}: ${p.phase}${pct} (${Math.round((Date.now() - started) / 1000)} s)`;
-    process.stderr.write(tty ? `\r\x1b[K${line}` : `${line}\n`);
-  }) as ProgressListener & { done(): void };
-  listener.done = () => {
-    if (tty) process.stderr.write('\n');
-  };
-  return listener;
-}
 
 /** `image list|import|build-base|export|rm`: the base images a provider keeps (the local provider). */
 export function registerBaseImageCommands(image: Command): void {

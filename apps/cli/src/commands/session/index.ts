@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerSessionCheckpoints } from './checkpoints.ts';
 import { registerSessionEnd } from './end.ts';
 import { registerSessionExec } from './exec.ts';
 import { registerSessionList } from './list.ts';
@@ -16,6 +17,7 @@ export function registerSession(program: Command): void {
     registerSessionSandbox,
     registerSessionExec,
     registerSessionStopResume,
+    registerSessionCheckpoints,
     registerSessionEnd,
   ])
     register(session);

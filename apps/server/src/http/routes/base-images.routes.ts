@@ -1,33 +1,17 @@
 import type { Readable } from 'node:stream';
-import { PassThrough } from 'node:stream';
-import { API_PATHS, BuildBaseImageBodySchema, type ImageOperationLine, ImportBaseImageQuerySchema } from '@sandcast/contracts';
+import { API_PATHS, BuildBaseImageBodySchema, ImportBaseImageQuerySchema } from '@sandcast/contracts';
 import { SandcastError } from '@sandcast/core';
-import type { BaseImageInfo, BaseImageProgress } from '@sandcast/provider-sdk';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { BaseImageInfo } from '@sandcast/provider-sdk';
+import type { FastifyInstance } from 'fastify';
 import type { BaseImagesService, ReceivedArchive } from '../../services/base-images.service.ts';
-import { toErrorResponse } from '../error-handler.ts';
+import { streamOperation } from '../operation-stream.ts';
 import { parse } from '../validate.ts';
 
 type ProviderParams = { provider: string };
 type ImageParams = { provider: string; image: string };
 
-/**
- * Streams a long operation as NDJSON: progress lines while it runs, then `done` or `error`.
- * Errors after the answer started travel as the last line, in the usual envelope's words.
- */
-function streamOperation(reply: FastifyReply, run: (progress: BaseImageProgress) => Promise<BaseImageInfo>) {
-  const out = new PassThrough();
-  const write = (line: ImageOperationLine) => out.write(`${JSON.stringify(line)}\n`);
-  run(({ phase, fraction }) => write({ type: 'progress', phase, ...(fraction === undefined ? {} : { fraction }) }))
-    .then((image) => write({ type: 'done', image }))
-    .catch((error: unknown) => {
-      const { body, internal } = toErrorResponse(error);
-      if (internal) reply.log.error({ err: error }, 'image operation failed');
-      write({ type: 'error', error: { code: body.error.code, message: body.error.message } });
-    })
-    .finally(() => out.end());
-  return reply.header('content-type', 'application/x-ndjson').header('cache-control', 'no-store').send(out);
-}
+/** Image operations stream progress, then `done` with the image. */
+const imageDone = (image: BaseImageInfo) => ({ type: 'done' as const, image });
 
 export function registerBaseImageRoutes(app: FastifyInstance, deps: { baseImages: BaseImagesService }): void {
   const config = { access: 'admin' } as const;
@@ -59,8 +43,10 @@ export function registerBaseImageRoutes(app: FastifyInstance, deps: { baseImages
       reply.header('connection', 'close');
       throw error;
     }
-    return streamOperation(reply, (progress) =>
-      baseImages.importReceived({ provider, name, archive, actor: request.principal! }, progress),
+    return streamOperation(
+      reply,
+      (progress) => baseImages.importReceived({ provider, name, archive, actor: request.principal! }, progress),
+      imageDone,
     );
   });
 
@@ -68,7 +54,7 @@ export function registerBaseImageRoutes(app: FastifyInstance, deps: { baseImages
     const recipe = parse(BuildBaseImageBodySchema, request.body);
     const provider = request.params.provider;
     baseImages.checkProvider(provider);
-    return streamOperation(reply, (progress) => baseImages.build({ provider, recipe, actor: request.principal! }, progress));
+    return streamOperation(reply, (progress) => baseImages.build({ provider, recipe, actor: request.principal! }, progress), imageDone);
   });
 
   app.get<{ Params: ImageParams }>(API_PATHS.baseImageExport, { config }, async (request, reply) => {

@@ -1,5 +1,6 @@
 import { API_PATHS, ExecBodySchema, SessionFileQuerySchema, StartSessionBodySchema, WriteSessionFileBodySchema } from '@sandcast/contracts';
 import type { FastifyInstance } from 'fastify';
+import type { CheckpointsService } from '../../checkpoints/checkpoints.service.ts';
 import type { SandboxesService } from '../../services/sandboxes.service.ts';
 import { decodeFile, encodeFile } from '../../services/sessions/session-files.ts';
 import type { SessionsService } from '../../services/sessions/sessions.service.ts';
@@ -15,10 +16,10 @@ type IdParams = { id: string };
  */
 export function registerSessionRoutes(
   app: FastifyInstance,
-  deps: { sessions: SessionsService; sandboxes: SandboxesService; runningExecs: RunningExecs },
+  deps: { sessions: SessionsService; sandboxes: SandboxesService; checkpoints: CheckpointsService; runningExecs: RunningExecs },
 ): void {
   const config = { access: 'agent', feature: 'environments' } as const;
-  const { sessions, sandboxes } = deps;
+  const { sessions, sandboxes, checkpoints } = deps;
 
   app.get(API_PATHS.sessions, { config }, async (request) => ({
     sessions: (await sessions.list(request.principal!)).map(presentAgentSession),
@@ -45,17 +46,25 @@ export function registerSessionRoutes(
   app.post<{ Params: IdParams }>(API_PATHS.sessionExec, { config }, async (request, reply) => {
     const body = parse(ExecBodySchema, request.body);
     const sandbox = await sessions.useSandbox(request.params.id, request.principal!);
+    // A command may change anything: a checkpointed workspace is committed before the answer.
+    const checkpoint = () => checkpoints.afterMutation(sandbox.id);
     return replyExec(request, reply, {
       running: deps.runningExecs,
-      json: () => sandboxes.exec(sandbox.id, body, request.principal!),
+      json: async () => {
+        const result = await sandboxes.exec(sandbox.id, body, request.principal!);
+        await checkpoint();
+        return result;
+      },
       stream: () => sandboxes.execStream(sandbox.id, body, request.principal!),
+      beforeExit: checkpoint,
     });
   });
 
   app.get<{ Params: IdParams }>(API_PATHS.sessionFiles, { config }, async (request) => {
     const { path } = parse(SessionFileQuerySchema, request.query, 'query');
     const sandbox = await sessions.useSandbox(request.params.id, request.principal!);
-    return encodeFile(path, await sandboxes.readFile(sandbox.id, path, request.principal!));
+    const { value: data, recovered } = await sandboxes.readFile(sandbox.id, path, request.principal!);
+    return { ...encodeFile(path, data), ...(recovered ? { recovered } : {}) };
   });
 
   app.put<{ Params: IdParams }>(API_PATHS.sessionFiles, { config }, async (request) => {
@@ -63,7 +72,8 @@ export function registerSessionRoutes(
     const body = parse(WriteSessionFileBodySchema, request.body);
     const data = decodeFile(body);
     const sandbox = await sessions.useSandbox(request.params.id, request.principal!);
-    await sandboxes.writeFile(sandbox.id, path, data, body.mode, request.principal!);
-    return { path, sizeBytes: data.length };
+    const { recovered } = await sandboxes.writeFile(sandbox.id, path, data, body.mode, request.principal!);
+    await checkpoints.afterMutation(sandbox.id);
+    return { path, sizeBytes: data.length, ...(recovered ? { recovered } : {}) };
   });
 }

@@ -1,4 +1,4 @@
-import type { ExecBody, FleetSandboxBody, ManageFleetSandboxBody } from '@sandcast/contracts';
+import type { ExecBody, ManageFleetSandboxBody } from '@sandcast/contracts';
 import {
   type EnvironmentPolicy,
   FLEET_ID_PREFIX,
@@ -12,8 +12,8 @@ import {
   type Session,
 } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
-import type { ExecResult } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
+import type { CheckpointsService } from '../../checkpoints/checkpoints.service.ts';
 import type { ProviderRegistry } from '../../providers/provider-registry.ts';
 import type { SandboxesService } from '../sandboxes.service.ts';
 import type { SecretBox } from '../secrets.ts';
@@ -30,15 +30,10 @@ const notOurs = (logicalId: string) => new SandcastError('not_found', FLEET_NOT_
 /** Logical ids: short, random, and scoped to the session by the unique index beside them. */
 const newLogicalId = () => `${FLEET_ID_PREFIX}_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`;
 
-/**
- * The checkpoint hooks the durability work provides. Absent, `sandbox_checkpoint` and `restore`
- * answer a 409 that says so.
- */
-export interface FleetCheckpoints {
-  checkpoint(sandbox: Sandbox, actor: Principal): Promise<{ checkpointId: string }>;
-  restore(sandbox: Sandbox, checkpointId: string | undefined, actor: Principal): Promise<{ checkpointId: string }>;
-  /** After a successful mutating operation (exec, file write), before its answer returns. */
-  afterMutation(sandbox: Sandbox, actor: Principal): Promise<void>;
+/** A resource sandbox as the tools answer it: the record and the revision number it pins. */
+export interface FleetView {
+  sandbox: Sandbox;
+  revisionNumber: number | null;
 }
 
 /**
@@ -56,9 +51,9 @@ export function createFleetService(deps: {
   sessions: SessionsService;
   sandboxes: SandboxesService;
   log: FastifyBaseLogger;
-  checkpoints?: FleetCheckpoints | null | undefined;
+  checkpoints: CheckpointsService;
 }) {
-  const { store, sessions, sandboxes } = deps;
+  const { store, sessions, sandboxes, checkpoints } = deps;
 
   /** The session, active, and its agent version allowing the fleet; 404 for another key's session. */
   const requireFleetSession = async (sessionId: string, actor: Principal): Promise<Session> => {
@@ -97,28 +92,10 @@ export function createFleetService(deps: {
     }
   };
 
-  const present = async (sandbox: Sandbox): Promise<FleetSandboxBody> => {
-    const revision = await store.repos.environments.getRevision(sandbox.environmentRevisionId);
-    return {
-      id: sandbox.logicalId!,
-      sessionId: sandbox.sessionId!,
-      bindingName: sandbox.bindingName,
-      environmentId: sandbox.environmentId,
-      environmentRevisionId: sandbox.environmentRevisionId,
-      environmentRevisionNumber: revision?.number ?? null,
-      imageId: sandbox.imageId,
-      target: { provider: sandbox.provider },
-      durability: sandbox.spec.durability,
-      desiredState: sandbox.desiredStatus,
-      observedState: sandbox.status,
-      failureReason: sandbox.failureReason,
-      generation: sandbox.generation,
-      lastCheckpointId: null,
-      reservation: sandbox.reservation ?? fleetReservationOf({}),
-      lastActivityAt: sandbox.lastActivityAt,
-      createdAt: sandbox.createdAt,
-    };
-  };
+  const view = async (sandbox: Sandbox): Promise<FleetView> => ({
+    sandbox,
+    revisionNumber: (await store.repos.environments.getRevision(sandbox.environmentRevisionId))?.number ?? null,
+  });
 
   /** `use`: a binding's name, else an environment's name one of the bindings pins a revision of. */
   const resolveUse = async (session: Session, use: string | undefined): Promise<Exclude<PolicyResolution, { kind: 'none' }>> => {
@@ -172,7 +149,7 @@ export function createFleetService(deps: {
     /** What the tools table asks before listing or running a fleet tool. */
     requireFleetSession,
 
-    async create(sessionId: string, input: { use?: string | undefined }, actor: Principal): Promise<FleetSandboxBody> {
+    async create(sessionId: string, input: { use?: string | undefined }, actor: Principal): Promise<FleetView> {
       const session = await requireFleetSession(sessionId, actor);
       const resolution = await resolveUse(session, input.use);
       // Read before the transaction: PGlite has one connection, held by the transaction.
@@ -203,65 +180,82 @@ export function createFleetService(deps: {
         if (!failed) throw error;
         return failed;
       });
-      return present(sandbox);
+      return view(sandbox);
     },
 
-    async list(sessionId: string, actor: Principal): Promise<FleetSandboxBody[]> {
+    async list(sessionId: string, actor: Principal): Promise<FleetView[]> {
       const session = await requireFleetSession(sessionId, actor);
-      return Promise.all((await store.repos.sandboxes.listFleet(session.id)).map(present));
+      return Promise.all((await store.repos.sandboxes.listFleet(session.id)).map(view));
     },
 
-    async inspect(sessionId: string, logicalId: string, actor: Principal): Promise<FleetSandboxBody> {
+    async inspect(sessionId: string, logicalId: string, actor: Principal): Promise<FleetView> {
       const sandbox = await requireResource(await requireFleetSession(sessionId, actor), logicalId);
-      return present(await speaking(sandbox, () => sandboxes.get(sandbox.id)));
+      return view(await speaking(sandbox, () => sandboxes.get(sandbox.id)));
     },
 
-    async exec(sessionId: string, logicalId: string, body: ExecBody, actor: Principal): Promise<ExecResult> {
+    /** A command; a checkpointed sandbox's workspace is checkpointed before the answer. */
+    async exec(sessionId: string, logicalId: string, body: ExecBody, actor: Principal) {
       const sandbox = await requireResource(await requireFleetSession(sessionId, actor), logicalId);
       const result = await speaking(sandbox, () => sandboxes.exec(sandbox.id, body, actor));
-      await deps.checkpoints?.afterMutation(sandbox, actor);
+      await speaking(sandbox, () => checkpoints.afterMutation(sandbox.id));
       return result;
     },
 
-    async readFile(sessionId: string, logicalId: string, path: string, actor: Principal): Promise<Buffer> {
+    async readFile(sessionId: string, logicalId: string, path: string, actor: Principal) {
       const sandbox = await requireResource(await requireFleetSession(sessionId, actor), logicalId);
       return speaking(sandbox, () => sandboxes.readFile(sandbox.id, path, actor));
     },
 
     async writeFile(sessionId: string, logicalId: string, path: string, data: Buffer, mode: number | undefined, actor: Principal) {
       const sandbox = await requireResource(await requireFleetSession(sessionId, actor), logicalId);
-      await speaking(sandbox, () => sandboxes.writeFile(sandbox.id, path, data, mode, actor));
-      await deps.checkpoints?.afterMutation(sandbox, actor);
-      return { path, sizeBytes: data.length };
+      const { recovered } = await speaking(sandbox, () => sandboxes.writeFile(sandbox.id, path, data, mode, actor));
+      await speaking(sandbox, () => checkpoints.afterMutation(sandbox.id));
+      return { path, sizeBytes: data.length, ...(recovered ? { recovered } : {}) };
     },
 
+    /** `sandbox_checkpoint`: a manual checkpoint of a checkpointed sandbox (recovered first if its compute is gone). */
     async checkpoint(sessionId: string, logicalId: string, actor: Principal) {
       const sandbox = await requireResource(await requireFleetSession(sessionId, actor), logicalId);
-      const checkpoints = requireCheckpoints(sandbox, deps.checkpoints);
-      return { sandboxId: logicalId, ...(await speaking(sandbox, () => checkpoints.checkpoint(sandbox, actor))) };
+      requireCheckpointed(sandbox);
+      const { value, recovered } = await speaking(sandbox, () =>
+        sandboxes.withCompute(sandbox.id, actor, (current) => checkpoints.take(current, 'manual', actor)),
+      );
+      if (!value) throw new SandcastError('conflict', `sandbox ${logicalId} got new compute while the checkpoint was taken; try again`);
+      const current = (await store.repos.sandboxes.get(sandbox.id)) ?? sandbox;
+      return { checkpoint: value, currentCheckpointId: current.currentCheckpointId, ...(recovered ? { recovered } : {}) };
     },
 
-    async manage(sessionId: string, logicalId: string, body: ManageFleetSandboxBody, actor: Principal): Promise<FleetSandboxBody> {
+    async manage(sessionId: string, logicalId: string, body: ManageFleetSandboxBody, actor: Principal): Promise<FleetView> {
       const sandbox = await requireResource(await requireFleetSession(sessionId, actor), logicalId);
       switch (body.action) {
         case 'stop':
-          return present(await speaking(sandbox, () => sandboxes.stop(sandbox.id, actor)));
+          return view(await speaking(sandbox, () => sandboxes.stop(sandbox.id, actor)));
         case 'start':
-          return present(await speaking(sandbox, () => sandboxes.start(sandbox.id, actor)));
+          return view(await speaking(sandbox, () => sandboxes.start(sandbox.id, actor)));
         case 'delete':
-          return present(await speaking(sandbox, () => sandboxes.delete(sandbox.id, actor)));
+          return view(await speaking(sandbox, () => sandboxes.delete(sandbox.id, actor)));
         case 'restore': {
-          const checkpoints = requireCheckpoints(sandbox, deps.checkpoints);
-          await speaking(sandbox, () => checkpoints.restore(sandbox, body.checkpointId, actor));
-          return present((await store.repos.sandboxes.get(sandbox.id))!);
+          requireCheckpointed(sandbox);
+          const checkpointId = body.checkpointId ?? sandbox.currentCheckpointId;
+          if (!checkpointId) {
+            throw new SandcastError('conflict', `sandbox ${logicalId} has no checkpoint yet; take one with sandbox_checkpoint first`, {
+              reason: 'no_checkpoint',
+            });
+          }
+          // Refused before any compute is touched: another sandbox's checkpoint does not exist here.
+          await speaking(sandbox, () => checkpoints.requireCheckpoint(sandbox, checkpointId));
+          await speaking(sandbox, () =>
+            sandboxes.withCompute(sandbox.id, actor, (current) => checkpoints.restore(current, checkpointId, actor)),
+          );
+          return view((await store.repos.sandboxes.get(sandbox.id))!);
         }
       }
     },
   };
 }
 
-/** Checkpoints need the sandbox's durability to be `checkpointed` and a server that keeps them. */
-function requireCheckpoints(sandbox: Sandbox, checkpoints: FleetCheckpoints | null | undefined): FleetCheckpoints {
+/** Checkpoints are kept for sandboxes of durability `checkpointed` only. */
+function requireCheckpointed(sandbox: Sandbox): void {
   if (sandbox.spec.durability !== 'checkpointed') {
     throw new SandcastError(
       'conflict',
@@ -269,12 +263,4 @@ function requireCheckpoints(sandbox: Sandbox, checkpoints: FleetCheckpoints | nu
       { reason: 'not_checkpointed', durability: sandbox.spec.durability },
     );
   }
-  if (!checkpoints) {
-    throw new SandcastError(
-      'conflict',
-      'checkpoints need durability "checkpointed", which this server does not keep yet; nothing was checkpointed or restored',
-      { reason: 'checkpoints_unavailable' },
-    );
-  }
-  return checkpoints;
 }

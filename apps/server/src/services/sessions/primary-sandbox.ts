@@ -9,8 +9,9 @@ import {
   SandcastError,
 } from '@sandcast/core';
 import type { Repositories, Store } from '@sandcast/db';
-import { isProviderError } from '@sandcast/provider-sdk';
+import { isProviderError, type SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
+import { ensureWorkspace } from '../../checkpoints/workspace-dir.ts';
 import type { RegisteredProvider } from '../../providers/provider-registry.ts';
 import { recordActivity } from '../activity.service.ts';
 import { bootSourceFor, fingerprintOf } from '../boot-source.ts';
@@ -69,11 +70,21 @@ export function requireBootableConfig(plan: Pick<SandboxPlan, 'config' | 'revisi
   );
 }
 
-/** Runs the pinned bootstrap commands in order; the first that fails says why, with its output. */
-async function runBootstrap(plan: SandboxPlan, instanceId: string): Promise<string | null> {
-  const commands = plan.spec.bootstrap;
+/**
+ * Gets fresh compute ready: the workspace directory of a checkpointed sandbox made, then the
+ * pinned bootstrap commands in order; the first that fails says why, with its output. A recovery
+ * runs the same on replacement compute (after restoring the workspace).
+ */
+export async function runBootstrap(
+  provider: SandboxProvider,
+  spec: SandboxSpec,
+  instanceId: string,
+  options: { prepareWorkspace: boolean },
+): Promise<string | null> {
+  if (options.prepareWorkspace && spec.durability === 'checkpointed') await ensureWorkspace(provider, instanceId, spec.workspacePath);
+  const commands = spec.bootstrap;
   for (const [index, command] of commands.entries()) {
-    const result = await plan.registered.provider.exec(instanceId, {
+    const result = await provider.exec(instanceId, {
       command: ['sh', '-c', command],
       timeoutMs: BOOTSTRAP_COMMAND_TIMEOUT_MS,
     });
@@ -163,7 +174,7 @@ export async function provisionSandbox(
   await store.repos.sandboxes.update(sandbox.id, { providerInstanceId: instanceId });
   let failure: string | null;
   try {
-    failure = await runBootstrap(plan, instanceId);
+    failure = await runBootstrap(plan.registered.provider, plan.spec, instanceId, { prepareWorkspace: true });
   } catch (error) {
     failure = `bootstrap could not run: ${(error as Error).message}`;
   }
