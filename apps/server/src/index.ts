@@ -1,5 +1,17 @@
 export type { AppDeps, AppServices, RouteEntry } from './app.ts';
 export { BODY_LIMIT_BYTES, buildApp } from './app.ts';
+export { createCheckpointEngine } from './checkpoints/engine.ts';
+export { checkpointBlobDir, createFsBlobStore } from './checkpoints/fs-blob-store.ts';
+export type {
+  BlobStore,
+  CaptureResult,
+  CheckpointEngine,
+  CheckpointManifest,
+  ManifestEntry,
+  RestoreResult,
+  WorkspaceSource,
+  WorkspaceTarget,
+} from './checkpoints/types.ts';
 export type { Clock } from './clock.ts';
 export { createMovableClock } from './clock.ts';
 export type { ServerConfig } from './config.ts';

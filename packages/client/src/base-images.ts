@@ -1,6 +1,5 @@
 import {
   API_PATHS,
-  type BaseImage,
   BaseImageListSchema,
   type BuildBaseImageBody,
   type ErrorCode,

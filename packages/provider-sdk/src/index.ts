@@ -6,6 +6,7 @@ export type { ProviderErrorCode } from './errors.ts';
 export { isProviderError, PROVIDER_ERROR_CODES, ProviderError } from './errors.ts';
 export type { CollectedExec, ExecChunk, ExecExit, ExecProcess, ExecSource, ExecStreamName } from './exec-output.ts';
 export { collectExecOutput, DEFAULT_EXEC_OUTPUT_MAX_BYTES, ExecOutput, utf8Boundary } from './exec-output.ts';
+export { resolveDirInsideRoot } from './host-path.ts';
 export type {
   Availability,
   CapturedTemplate,

@@ -208,6 +208,16 @@ export interface SandboxProvider {
    */
   openPortStream?(instanceId: string, port: number): Promise<Duplex>;
 
+  /**
+   * The host directory that *is* the sandbox's directory `path` while the sandbox runs — the
+   * checkpoint engine reads and restores a workspace there instead of through a tar stream — or
+   * null when there is none to show (the compute runs elsewhere, it is not running, a volume
+   * covers the path). `path` is resolved inside the sandbox's root (`resolveDirInsideRoot`): no
+   * symlink in it leads out. `not_found` when the instance or the directory does not exist.
+   * Optional: a provider without it is checkpointed through `exportWorkspace`.
+   */
+  workspaceHostPath?(instanceId: string, path: string): Promise<string | null>;
+
   /** Base images the provider stores itself, when it has such a store (the local provider). */
   readonly baseImages?: BaseImageStore | undefined;
 

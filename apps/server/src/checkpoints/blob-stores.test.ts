@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeTree } from './checkpoint-fixtures.fixture.ts';
+import { createCheckpointEngine } from './engine.ts';
 import { checkpointBlobDir, createFsBlobStore } from './fs-blob-store.ts';
 import { sha256 } from './manifest.ts';
 import { createS3BlobStore } from './s3-blob-store.ts';
@@ -113,6 +115,20 @@ describe('s3 blob store', () => {
       message: expect.stringMatching(/credentials/),
     });
     expect(s3.buckets.get('checkpoints')?.has(`${sha256('x').slice(0, 2)}/${sha256('x')}`)).toBe(false);
+  });
+
+  it('carries a checkpoint: capture into the bucket, restore from it', async () => {
+    const blobs = createS3BlobStore({ url: `s3://checkpoints/engine?endpoint=${s3.endpoint}`, credentials });
+    const engine = createCheckpointEngine({ blobs });
+    const source = path.join(dataDir, 's3-source');
+    await mkdir(path.join(source, 'sub'), { recursive: true });
+    await writeFile(path.join(source, 'sub/file'), randomBytes(5000));
+    await symlink('sub/file', path.join(source, 'link'));
+    const result = await engine.capture({ kind: 'host-dir', dir: source }, null);
+    expect(result.newChunks).toHaveLength(1);
+    const target = path.join(dataDir, 's3-target');
+    await engine.restore(await engine.loadManifest(result.manifestDigest), result.manifestDigest, { kind: 'host-dir', dir: target });
+    expect(await describeTree(target)).toEqual(await describeTree(source));
   });
 
   it('a URL that is not s3:// is refused with the expected form', () => {

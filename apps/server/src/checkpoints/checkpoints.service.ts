@@ -20,9 +20,6 @@ const CAPTURE_ATTEMPTS = 3;
 /** Manifests kept in memory (the previous one of each busy sandbox, mostly). */
 const MANIFEST_CACHE = 64;
 
-/** The optional fast path of on-host providers: the workspace as a host directory. */
-type WithHostPath = SandboxProvider & { workspaceHostPath?: (instanceId: string, path: string) => Promise<string | null> };
-
 /** Where a long restore is; the route streams these as progress lines. */
 export type RestoreProgress = (progress: { phase: string; fraction?: number | undefined }) => void;
 
@@ -48,6 +45,11 @@ export function createCheckpointsService(deps: {
   const clock = deps.clock ?? systemClock;
   const queues = new Map<string, Promise<unknown>>();
   const manifests = new Map<string, CheckpointManifest>();
+  /**
+   * What a host-dir restore wrote, per sandbox: the next capture compares against it (the inodes
+   * and times the files have on this compute), so it reads only what changed since the restore.
+   */
+  const restoredAs = new Map<string, { generation: number; checkpointId: string; manifest: CheckpointManifest }>();
 
   /** Runs `fn` after every capture or restore of the sandbox queued before it (in this process). */
   const serially = <T>(sandboxId: string, fn: () => Promise<T>): Promise<T> => {
@@ -70,7 +72,7 @@ export function createCheckpointsService(deps: {
     return manifest;
   };
 
-  const hostDirOf = async (provider: WithHostPath, instanceId: string, path: string): Promise<string | null> =>
+  const hostDirOf = async (provider: SandboxProvider, instanceId: string, path: string): Promise<string | null> =>
     provider.workspaceHostPath ? provider.workspaceHostPath(instanceId, path) : null;
 
   const sourceOf = async (provider: SandboxProvider, instanceId: string, path: string): Promise<WorkspaceSource> => {
@@ -136,7 +138,14 @@ export function createCheckpointsService(deps: {
     if (!instanceId) throw new SandcastError('conflict', `sandbox ${sandbox.id} has no compute to checkpoint; start it first`);
     const provider = requireRegisteredProvider(deps.providers, sandbox.provider).provider;
     const current = sandbox.currentCheckpointId ? await store.repos.checkpoints.get(sandbox.currentCheckpointId) : null;
-    let previous = current ? await manifestOf(current.manifestDigest).catch(() => null) : null;
+    const restored = restoredAs.get(sandbox.id);
+    let previous =
+      restored && current && restored.checkpointId === current.id && restored.generation === sandbox.generation
+        ? restored.manifest
+        : current
+          ? await manifestOf(current.manifestDigest).catch(() => null)
+          : null;
+    restoredAs.delete(sandbox.id);
     // Checkpoints whose blobs a collector took between capture and record: held (so the blobs
     // stored again are referenced) until one capture is whole, then released.
     const held: string[] = [];
@@ -203,6 +212,7 @@ export function createCheckpointsService(deps: {
 
   /** Writes a checkpoint's workspace onto compute (the digest of the manifest and of every chunk verified). */
   const restoreOnto = async (
+    sandbox: Pick<Sandbox, 'id' | 'generation'>,
     provider: SandboxProvider,
     instanceId: string,
     workspacePath: string,
@@ -212,7 +222,8 @@ export function createCheckpointsService(deps: {
     progress({ phase: 'reading the manifest' });
     const manifest = await manifestOf(checkpoint.manifestDigest);
     progress({ phase: `restoring ${checkpoint.fileCount} files (${checkpoint.totalBytes} bytes)` });
-    await engine.restore(manifest, checkpoint.manifestDigest, await targetOf(provider, instanceId, workspacePath));
+    const { asWritten } = await engine.restore(manifest, checkpoint.manifestDigest, await targetOf(provider, instanceId, workspacePath));
+    if (asWritten) restoredAs.set(sandbox.id, { generation: sandbox.generation, checkpointId: checkpoint.id, manifest: asWritten });
   };
 
   return {
@@ -225,7 +236,7 @@ export function createCheckpointsService(deps: {
     async afterMutation(sandboxId: string): Promise<Checkpoint | null> {
       return serially(sandboxId, async () => {
         const sandbox = await store.repos.sandboxes.get(sandboxId);
-        if (!sandbox || sandbox.spec.durability !== 'checkpointed' || sandbox.status !== 'running') return null;
+        if (sandbox?.spec.durability !== 'checkpointed' || sandbox.status !== 'running') return null;
         try {
           return await take(sandbox, 'auto', null);
         } catch (error) {
@@ -259,7 +270,7 @@ export function createCheckpointsService(deps: {
         const instanceId = sandbox.providerInstanceId;
         if (!instanceId) throw new SandcastError('conflict', `sandbox ${sandbox.id} has no compute to restore onto; start it first`);
         const provider = requireRegisteredProvider(deps.providers, sandbox.provider).provider;
-        await restoreOnto(provider, instanceId, sandbox.spec.workspacePath, checkpoint, progress);
+        await restoreOnto(sandbox, provider, instanceId, sandbox.spec.workspacePath, checkpoint, progress);
         progress?.({ phase: 'recording' });
         const moved = await store.transaction(async (repos) => {
           if (!(await repos.checkpoints.makeCurrent(checkpoint.id, sandbox.id, sandbox.generation))) return false;

@@ -26,10 +26,12 @@ const sameContent = (a: ManifestEntry, b: ManifestEntry) =>
   a.mode === b.mode &&
   a.target === b.target &&
   a.size === b.size &&
-  (a.chunks ?? []).join() === (b.chunks ?? []).join() &&
-  a.mtimeMs === b.mtimeMs;
+  (a.chunks ?? []).join() === (b.chunks ?? []).join();
 
-/** Paths added or changed in `entries`, plus those of `previous` that are gone. */
+/**
+ * Paths added or changed in `entries` (type, mode, link target or bytes; a touch alone is not a
+ * change), plus those of `previous` that are gone.
+ */
 function countChanges(entries: readonly ManifestEntry[], previous: CheckpointManifest | null): number {
   const before = new Map((previous?.entries ?? []).map((entry) => [entry.path, entry]));
   let changed = 0;
@@ -83,8 +85,9 @@ export function createCheckpointEngine(options: CheckpointEngineOptions): Checkp
     async restore(manifest, manifestDigest, target) {
       validateManifest(manifest);
       verifyManifestDigest(manifest, manifestDigest);
-      if (target.kind === 'host-dir') await restoreToHostDir(manifest, target.dir, blobs);
-      else await target.write(await restoreToTar(manifest, blobs));
+      if (target.kind === 'host-dir') return { asWritten: await restoreToHostDir(manifest, target.dir, blobs) };
+      await target.write(await restoreToTar(manifest, blobs));
+      return { asWritten: null };
     },
     chunksOf,
     async loadManifest(manifestDigest) {

@@ -2,6 +2,7 @@ import { constants, type Stats } from 'node:fs';
 import { type FileHandle, lstat, open, readdir, readlink } from 'node:fs/promises';
 import { SandcastError } from '@sandcast/core';
 import { type ChunkSink, eachLimited, FixedChunker } from './chunk-sink.ts';
+import { beneath, openDirNoFollow } from './fd-tree.ts';
 import { KEPT_MODE_BITS } from './manifest.ts';
 import type { CheckpointManifest, ManifestEntry } from './types.ts';
 
@@ -12,18 +13,7 @@ const PARALLEL = 8;
 /** How often an entry that changes type while it is read is looked at again before it is skipped. */
 const ATTEMPTS = 3;
 
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
-
-/**
- * A path relative to an open directory, resolved by the kernel from that descriptor: the
- * directories above it are never looked up again, so a component the sandbox renames or swaps
- * for a symlink mid-scan cannot lead the walk out of the tree (node has no openat; the fd's
- * `/proc/self/fd` link is the directory itself, and only the last component is looked up).
- */
-export const beneath = (dir: FileHandle, name: string): string => `/proc/self/fd/${dir.fd}/${name}`;
-
-/** Opens `dir` as a directory, refusing a symlink in its place. */
-export const openDirNoFollow = (path: string): Promise<FileHandle> => open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
 
 export interface HostScanOptions {
   sink: ChunkSink;

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open, readdir, rename, rm, symlink } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, rename, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import tar from 'tar-stream';
 import { eachLimited } from './chunk-sink.ts';
-import { beneath, openDirNoFollow } from './host-capture.ts';
+import { beneath, namesIn, openDirNoFollow, removeBeneath } from './fd-tree.ts';
 import { KEPT_MODE_BITS, refuse, verifyChunk } from './manifest.ts';
 import type { BlobStore, CheckpointManifest, ManifestEntry } from './types.ts';
 
@@ -41,43 +41,57 @@ const fetchChunk = async (blobs: BlobStore, digest: string) => verifyChunk(diges
  * fails (a corrupt chunk, a full disk) leaves the old workspace as it was. Every write is made
  * relative to a descriptor of its parent and never follows a symlink — the sandbox may be running
  * and may race the restore inside the new tree. Symlinks are created as they are, never followed.
+ * A workspace that is a mount point cannot be renamed, nor written beside: the fresh directory
+ * goes inside it, and replaces its other contents at the end.
  */
-export async function restoreToHostDir(manifest: CheckpointManifest, dir: string, blobs: BlobStore): Promise<void> {
+export async function restoreToHostDir(manifest: CheckpointManifest, dir: string, blobs: BlobStore): Promise<CheckpointManifest> {
   const target = path.resolve(dir);
   const parent = await openDirNoFollow(path.dirname(target));
   const base = path.basename(target);
   const suffix = randomBytes(6).toString('hex');
   const staging = `.${base}.restore-${suffix}`;
+  let mounted: FileHandle | null = null;
+  const written = new Map<string, ManifestEntry>();
   try {
     const existing = await lstat(beneath(parent, base)).catch(() => null);
-    await mkdir(beneath(parent, staging), { mode: 0o700 });
+    if (existing?.isDirectory() && existing.dev !== (await parent.stat()).dev) mounted = await openDirNoFollow(beneath(parent, base));
+    const home = mounted ?? parent;
+    await mkdir(beneath(home, staging), { mode: 0o700 });
     try {
-      const root = await openDirNoFollow(beneath(parent, staging));
+      const root = await openDirNoFollow(beneath(home, staging));
       try {
-        await writeDir(root, '', childrenByDir(manifest), blobs);
+        await writeDir(root, '', childrenByDir(manifest), blobs, written);
         await root.chmod(existing?.isDirectory() ? existing.mode & KEPT_MODE_BITS : 0o755);
       } finally {
         await root.close();
       }
-      await swapIn(parent, base, staging, existing !== null, suffix);
+      if (mounted) await replaceContents(mounted, mounted, staging);
+      else await swapIn(parent, base, staging, existing !== null, suffix);
     } catch (error) {
-      await rm(beneath(parent, staging), { recursive: true, force: true });
+      await removeBeneath(home, staging);
       throw error;
     }
   } finally {
-    await parent.close();
+    await Promise.all([parent.close(), mounted?.close()]);
   }
+  return { version: 1, entries: manifest.entries.map((entry) => written.get(entry.path) ?? entry) };
 }
 
 /** Files written at the same time within one directory. */
 const PARALLEL = 8;
 
-async function writeDir(dir: FileHandle, dirPath: string, children: Map<string, ManifestEntry[]>, blobs: BlobStore): Promise<void> {
+async function writeDir(
+  dir: FileHandle,
+  dirPath: string,
+  children: Map<string, ManifestEntry[]>,
+  blobs: BlobStore,
+  written: Map<string, ManifestEntry>,
+): Promise<void> {
   const entries = children.get(dirPath) ?? [];
   await eachLimited(
     entries.filter((entry) => entry.type !== 'dir'),
     PARALLEL,
-    (entry) => writeLeaf(dir, entry, blobs),
+    (entry) => writeLeaf(dir, entry, blobs, written),
   );
   for (const entry of entries) {
     if (entry.type !== 'dir') continue;
@@ -85,7 +99,7 @@ async function writeDir(dir: FileHandle, dirPath: string, children: Map<string, 
     await mkdir(at, { mode: 0o700 });
     const child = await openDirNoFollow(at);
     try {
-      await writeDir(child, entry.path, children, blobs);
+      await writeDir(child, entry.path, children, blobs, written);
       // Last, so a read-only directory does not refuse its own children.
       await child.chmod(entry.mode & KEPT_MODE_BITS);
     } finally {
@@ -94,7 +108,8 @@ async function writeDir(dir: FileHandle, dirPath: string, children: Map<string, 
   }
 }
 
-async function writeLeaf(dir: FileHandle, entry: ManifestEntry, blobs: BlobStore): Promise<void> {
+/** Writes a file or a symlink; a file's entry is recorded with the inode and times it now has. */
+async function writeLeaf(dir: FileHandle, entry: ManifestEntry, blobs: BlobStore, written: Map<string, ManifestEntry>): Promise<void> {
   const at = beneath(dir, nameOf(entry.path));
   if (entry.type === 'symlink') {
     await symlink(entry.target!, at);
@@ -103,17 +118,19 @@ async function writeLeaf(dir: FileHandle, entry: ManifestEntry, blobs: BlobStore
   // O_EXCL: whatever appeared under this name (a symlink planted by the sandbox) is never opened.
   const file = await open(at, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
   try {
-    let written = 0;
+    let offset = 0;
     for (const digest of entry.chunks ?? []) {
       const data = await fetchChunk(blobs, digest);
-      await file.write(data, 0, data.length, written);
-      written += data.length;
+      await file.write(data, 0, data.length, offset);
+      offset += data.length;
     }
-    if (written !== entry.size) {
-      throw refuse(`the chunks of ${JSON.stringify(entry.path)} hold ${written} bytes, not ${entry.size}`, { reason: 'size_mismatch' });
+    if (offset !== entry.size) {
+      throw refuse(`the chunks of ${JSON.stringify(entry.path)} hold ${offset} bytes, not ${entry.size}`, { reason: 'size_mismatch' });
     }
     await file.chmod(entry.mode & KEPT_MODE_BITS);
     if (entry.mtimeMs !== undefined) await file.utimes(entry.mtimeMs / 1000, entry.mtimeMs / 1000);
+    const now = await file.stat();
+    written.set(entry.path, { ...entry, mtimeMs: now.mtimeMs, ctimeMs: now.ctimeMs, ino: now.ino });
   } finally {
     await file.close();
   }
@@ -134,7 +151,12 @@ async function swapIn(parent: FileHandle, base: string, staging: string, exists:
     await rename(beneath(parent, base), beneath(parent, aside));
   } catch (error) {
     if (!['EXDEV', 'EBUSY', 'EPERM'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
-    await replaceContents(parent, base, staging);
+    const target = await openDirNoFollow(beneath(parent, base));
+    try {
+      await replaceContents(target, parent, staging);
+    } finally {
+      await target.close();
+    }
     return;
   }
   try {
@@ -143,20 +165,20 @@ async function swapIn(parent: FileHandle, base: string, staging: string, exists:
     await rename(beneath(parent, aside), beneath(parent, base));
     throw error;
   }
-  await rm(beneath(parent, aside), { recursive: true, force: true });
+  await removeBeneath(parent, aside);
 }
 
-async function replaceContents(parent: FileHandle, base: string, staging: string): Promise<void> {
-  const target = await openDirNoFollow(beneath(parent, base));
-  const source = await openDirNoFollow(beneath(parent, staging));
+/** Empties `target` (but for `staging` itself) and moves the restored tree, `home/staging`, into it. */
+async function replaceContents(target: FileHandle, home: FileHandle, staging: string): Promise<void> {
+  const source = await openDirNoFollow(beneath(home, staging));
   try {
-    for (const name of await readdir(`/proc/self/fd/${target.fd}`)) await rm(beneath(target, name), { recursive: true, force: true });
-    for (const name of await readdir(`/proc/self/fd/${source.fd}`)) await rename(beneath(source, name), beneath(target, name));
+    for (const name of await namesIn(target)) if (target !== home || name !== staging) await removeBeneath(target, name);
+    for (const name of await namesIn(source)) await rename(beneath(source, name), beneath(target, name));
     await target.chmod((await source.stat()).mode & KEPT_MODE_BITS);
   } finally {
-    await Promise.all([target.close(), source.close()]);
+    await source.close();
   }
-  await rm(beneath(parent, staging), { recursive: true, force: true });
+  await removeBeneath(home, staging);
 }
 
 /**

@@ -30,29 +30,36 @@ export async function scanTar(stream: Readable, options: { sink: ChunkSink; chun
   const extract = tar.extract();
   stream.on('error', (error) => extract.destroy(error));
   stream.pipe(extract);
-  for await (const entry of extract) {
-    const { header } = entry;
-    const path = normalize(header.name);
-    const mode = (header.mode ?? 0o644) & KEPT_MODE_BITS;
-    const keep = path !== '' && unsafePathReason(path) === null;
-    if (keep && (header.type === 'file' || header.type === 'contiguous-file')) {
-      const chunker = new FixedChunker(options.sink, options.chunkBytes);
-      for await (const data of entry) await chunker.push(data as Buffer);
-      const chunks = await chunker.end();
-      byPath.set(path, { path, type: 'file', mode, size: chunker.size, chunks });
-      continue;
+  try {
+    for await (const entry of extract) {
+      const { header } = entry;
+      const path = normalize(header.name);
+      const mode = (header.mode ?? 0o644) & KEPT_MODE_BITS;
+      const keep = path !== '' && unsafePathReason(path) === null;
+      if (keep && (header.type === 'file' || header.type === 'contiguous-file')) {
+        const chunker = new FixedChunker(options.sink, options.chunkBytes);
+        for await (const data of entry) await chunker.push(data as Buffer);
+        const chunks = await chunker.end();
+        // Seconds, as tar keeps them; a restore sets them back.
+        const mtimeMs = header.mtime instanceof Date && Number.isFinite(header.mtime.getTime()) ? header.mtime.getTime() : undefined;
+        byPath.set(path, { path, type: 'file', mode, size: chunker.size, chunks, mtimeMs });
+        continue;
+      }
+      entry.resume();
+      if (path === '') continue; // the root itself
+      if (!keep) skipped++;
+      else if (header.type === 'directory') byPath.set(path, { path, type: 'dir', mode });
+      else if (header.type === 'symlink' && header.linkname && !header.linkname.includes('\0')) {
+        byPath.set(path, { path, type: 'symlink', mode: 0o777, target: header.linkname });
+      } else if (header.type === 'link' && header.linkname) {
+        const source = byPath.get(normalize(header.linkname));
+        if (source?.type === 'file') byPath.set(path, { ...source, path, mode: source.mode });
+        else skipped++;
+      } else skipped++;
     }
-    entry.resume();
-    if (path === '') continue; // the root itself
-    if (!keep) skipped++;
-    else if (header.type === 'directory') byPath.set(path, { path, type: 'dir', mode });
-    else if (header.type === 'symlink' && header.linkname && !header.linkname.includes('\0')) {
-      byPath.set(path, { path, type: 'symlink', mode: 0o777, target: header.linkname });
-    } else if (header.type === 'link' && header.linkname) {
-      const source = byPath.get(normalize(header.linkname));
-      if (source?.type === 'file') byPath.set(path, { ...source, path, mode: source.mode });
-      else skipped++;
-    } else skipped++;
+  } finally {
+    // A capture that stops early (a blob store error) must not leave the provider's stream open.
+    stream.destroy();
   }
   return { entries: completeTree(byPath, () => skipped++), skipped };
 }

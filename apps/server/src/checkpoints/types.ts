@@ -73,10 +73,20 @@ export interface BlobStore {
   delete(digests: readonly string[]): Promise<void>;
 }
 
+export interface RestoreResult {
+  /**
+   * A host-dir restore: the manifest with the inodes and times the restored files have now. Pass
+   * it as `previous` to the next capture of that directory, so the capture reads only what changed
+   * since the restore (the recorded manifest's inodes are those of the captured machine). Null for
+   * a tar target: the next capture through `workspaceHostPath` hashes everything once.
+   */
+  asWritten: CheckpointManifest | null;
+}
+
 export interface CheckpointEngine {
   capture(source: WorkspaceSource, previous: CheckpointManifest | null): Promise<CaptureResult>;
   /** Verifies the manifest digest and every chunk's digest before a byte reaches the target. */
-  restore(manifest: CheckpointManifest, manifestDigest: string, target: WorkspaceTarget): Promise<void>;
+  restore(manifest: CheckpointManifest, manifestDigest: string, target: WorkspaceTarget): Promise<RestoreResult>;
   /** Every chunk digest a manifest references (for reference counting). */
   chunksOf(manifest: CheckpointManifest): Set<string>;
   /** The manifest a capture stored under `manifestDigest`, verified and validated. */

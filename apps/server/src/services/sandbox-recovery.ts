@@ -100,7 +100,7 @@ export function createSandboxRecovery(deps: {
     let failure: string | null = null;
     try {
       await ensureWorkspace(provider, instanceId, fenced.spec.workspacePath);
-      if (checkpoint) await deps.checkpoints.restoreOnto(provider, instanceId, fenced.spec.workspacePath, checkpoint);
+      if (checkpoint) await deps.checkpoints.restoreOnto(fenced, provider, instanceId, fenced.spec.workspacePath, checkpoint);
       failure = await runBootstrap(provider, fenced.spec, instanceId, { prepareWorkspace: false });
     } catch (error) {
       failure = `the workspace could not be restored: ${(error as Error).message}`;

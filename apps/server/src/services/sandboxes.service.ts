@@ -259,7 +259,7 @@ export function createSandboxesService(deps: {
       data: Buffer,
       mode: number | undefined,
       actor: Principal,
-    ): Promise<{ value: void; recovered?: SandboxRecovered }> =>
+    ): Promise<{ recovered?: SandboxRecovered }> =>
       inRunningSandbox(id, actor, (provider, instanceId) => provider.writeFile(instanceId, path, data, { mode })),
 
     /** Any other operation on the compute (a checkpoint, a restore), with the same recovery. */

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isProviderError } from '../errors.ts';
 import type { ProviderConfig, PtyStream, SandboxProvider, TemplateRef } from '../provider.ts';
 import { execStreamChecks } from './exec-stream-checks.ts';
+import { workspaceHostPathChecks } from './workspace-host-path-checks.ts';
 
 export interface ConformanceOptions {
   /** Shown in the suite's name. */
@@ -205,6 +206,8 @@ export function describeProviderConformance(options: ConformanceOptions): void {
       const read = await provider.exec(target.instanceId, { command: ['sh', '-c', 'cat a.txt sub/b.txt'] });
       expect(read.stdout).toBe('one\ntwo\n');
     });
+
+    workspaceHostPathChecks({ test, provider: () => provider, createSandbox });
 
     test('listInstances names the sandboxes it created', async () => {
       const { sandboxId, instanceId } = await createSandbox();

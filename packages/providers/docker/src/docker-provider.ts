@@ -18,7 +18,7 @@ import { defaultEngineAddress, EnginePool, engineMessage, PROVIDER_ID } from './
 import { createContainer, handleFor, inspectContainer, removeContainer, startStoppedContainer, stopContainer } from './containers.ts';
 import { createDiskWatchdog, DEFAULT_DISK_CHECK_INTERVAL_MS } from './disk-limit.ts';
 import { runExec, startExec } from './exec.ts';
-import { exportWorkspace, importWorkspace, readFile, writeFile } from './files.ts';
+import { exportWorkspace, importWorkspace, readFile, workspaceHostPath, writeFile } from './files.ts';
 import { listCapturedImages, listManagedInstances } from './gc.ts';
 import { openContainerPortStream } from './ports.ts';
 import { openPty } from './pty.ts';
@@ -111,6 +111,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     openPortStream: (instanceId, port) => openContainerPortStream(handle(instanceId), port),
     readFile: (instanceId, path) => readFile(handle(instanceId), path),
     writeFile: (instanceId, path, data, writeOptions) => writeFile(handle(instanceId), path, data, writeOptions),
+    workspaceHostPath: (instanceId, path) => workspaceHostPath(handle(instanceId), path),
     exportWorkspace: (instanceId, path) => exportWorkspace(handle(instanceId), path),
     importWorkspace: (instanceId, tar, path) => importWorkspace(handle(instanceId), tar, path),
     destroy: (instanceId) => removeContainer(pool, instanceId),

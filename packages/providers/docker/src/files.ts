@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { WriteFileOptions } from '@sandcast/provider-sdk';
-import { ProviderError } from '@sandcast/provider-sdk';
+import { ProviderError, resolveDirInsideRoot } from '@sandcast/provider-sdk';
 import * as tar from 'tar-stream';
 import { WORKDIR } from './config.ts';
 import { PROVIDER_ID, statusOf, toProviderError } from './connection.ts';
@@ -162,4 +162,29 @@ export async function importWorkspace(handle: ContainerHandle, archive: Readable
       engineUrl: handle.engineUrl,
     });
   }
+}
+
+/**
+ * The container's merged overlay directory with `path` resolved inside it, while the container
+ * runs on this machine's engine. Null where the host cannot see the sandbox's files there: a
+ * remote engine, a storage driver without a merged dir, a stopped container, a volume or bind
+ * mount at, above or below `path`.
+ */
+export async function workspaceHostPath(handle: ContainerHandle, path: string): Promise<string | null> {
+  if (!handle.engineUrl.startsWith('unix://')) return null;
+  let info: Awaited<ReturnType<ContainerHandle['container']['inspect']>>;
+  try {
+    info = await handle.container.inspect();
+  } catch (error) {
+    throw toProviderError(error, { action: 'inspect a sandbox', what: `sandbox ${handle.instanceId}`, engineUrl: handle.engineUrl });
+  }
+  // The typings know only devicemapper's fields; overlay2 reports MergedDir there.
+  const merged = (info.GraphDriver?.Data as { MergedDir?: string } | undefined)?.MergedDir;
+  if (!info.State.Running || info.State.Paused || !merged) return null;
+  const inside = sandboxPath(path);
+  const covered = (info.Mounts ?? []).some(
+    (mount) => mount.Destination === inside || inside.startsWith(`${mount.Destination}/`) || mount.Destination.startsWith(`${inside}/`),
+  );
+  if (covered) return null;
+  return resolveDirInsideRoot(PROVIDER_ID, merged, inside);
 }

@@ -13,11 +13,13 @@ import {
   type ExecResult,
   type FileChange,
   type InstanceInfo,
+  isProviderError,
   type ManagedInstance,
   ON_HOST_PROVIDER_CAPABILITIES,
   type ProviderContext,
   type PtyOptions,
   type PtyStream,
+  resolveDirInsideRoot,
   type SandboxProvider,
   type SetupLease,
   type StartSetupRequest,
@@ -404,6 +406,16 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && chmod "$2" "$1"';
       const result = await runIn(record, { command: ['/bin/sh', '-c', script, 'sh', path, mode], stdin: data });
       if (result.exitCode !== 0) throw localError('backend', `writing ${path} failed: ${result.stderr.toString('utf8').trim()}`);
+    },
+
+    // The overlay mounted at the instance's rootfs is what the sandbox sees as `/`.
+    async workspaceHostPath(instanceId: string, path: string): Promise<string | null> {
+      const record = await liveRecord(instanceId).catch((error: unknown) => {
+        if (isProviderError(error) && error.code === 'not_running') return null;
+        throw error;
+      });
+      if (!record) return null;
+      return resolveDirInsideRoot(PROVIDER_ID, join((await ensureReady()).instances.dir(record.id), 'rootfs'), path);
     },
 
     async exportWorkspace(instanceId: string, path?: string): Promise<Readable> {

@@ -5,7 +5,7 @@ import { noteRecovery } from '../../exec-command.ts';
 import { formatTime, table } from '../../format.ts';
 import { progressPrinter } from '../../progress.ts';
 
-export function renderCheckpoints(checkpoints: CheckpointBody[], retention: number): string {
+function renderCheckpoints(checkpoints: CheckpointBody[], retention: number): string {
   if (checkpoints.length === 0) return 'no checkpoints yet (they are taken after every command and file write of a checkpointed session)';
   const rows = table(
     ['ID', 'TAKEN', 'TRIGGER', 'CHANGED PATHS', 'STORED', 'WORKSPACE', 'FILES', ''],

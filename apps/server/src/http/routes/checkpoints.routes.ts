@@ -44,7 +44,7 @@ export function registerCheckpointRoutes(
   });
 
   app.post<{ Params: IdParams }>(API_PATHS.sessionCheckpoints, { config }, async (request, reply) => {
-    parse(CreateCheckpointBodySchema, request.body ?? {});
+    parse(CreateCheckpointBodySchema, request.body === undefined ? {} : request.body);
     const actor = request.principal!;
     const sandbox = await sessions.useSandbox(request.params.id, actor);
     requireCheckpointed(sandbox);
@@ -58,7 +58,7 @@ export function registerCheckpointRoutes(
 
   app.post<{ Params: { id: string; checkpointId: string } }>(API_PATHS.sessionCheckpointRestore, { config }, async (request, reply) => {
     const { checkpointId } = parse(CheckpointParamsSchema, request.params, 'params');
-    parse(CreateCheckpointBodySchema, request.body ?? {});
+    parse(CreateCheckpointBodySchema, request.body === undefined ? {} : request.body);
     const stream = wantsNdjson(request.headers.accept);
     const actor = request.principal!;
     const sandbox = await sessions.useSandbox(request.params.id, actor);
