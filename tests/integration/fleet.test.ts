@@ -5,6 +5,7 @@ import { MCP_SESSION_HEADER, SESSION_TOOL_NAMES } from '@sandcast/contracts';
 import { FLEET_NOT_OURS_MESSAGE } from '@sandcast/core';
 import { testDatabases } from '@sandcast/db/testing';
 import { createFakeProvider } from '@sandcast/provider-fake';
+import { createMovableClock } from '@sandcast/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminOf, refused, runFleetFlow, twoFleetSessions } from './support/fleet-flow.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
@@ -27,10 +28,12 @@ for (const database of testDatabases()) {
   describe.skipIf(database.skipReason !== null)(`fleet tools over REST and MCP on the fake provider [${database.kind}]`, () => {
     let t: TestServer;
     let admin: SandcastClient;
+    const clock = createMovableClock();
 
     beforeAll(async () => {
       t = await startTestServer({
         database,
+        clock,
         mode: 'authenticated',
         providers: (dataDir) => [
           createFakeProvider({ dataDir }),
@@ -79,6 +82,20 @@ for (const database of testDatabases()) {
         await admin.settings.update({ fleet: { maxSandboxesPerSession: 5, maxCpusPerSession: 8, maxMemoryMbPerSession: 16384 } });
         await a.sessions.end(sessionA.id);
         await b.sessions.end(sessionB.id);
+      }
+    });
+
+    it('holds the count limit against concurrent creations in one session', async () => {
+      const { a, sessionA } = await twoFleetSessions(t, admin, { name: 'fleet-race', provider: 'fake', config: {} });
+      await admin.settings.update({ fleet: { maxSandboxesPerSession: 1 } });
+      try {
+        const outcomes = await Promise.allSettled([1, 2, 3, 4].map(() => a.fleet.create(sessionA.id)));
+        expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+        for (const o of outcomes) if (o.status === 'rejected') expect((o.reason as { status: number }).status).toBe(409);
+        expect(await a.fleet.list(sessionA.id)).toHaveLength(1);
+      } finally {
+        await admin.settings.update({ fleet: { maxSandboxesPerSession: 5 } });
+        await a.sessions.end(sessionA.id);
       }
     });
 
@@ -336,6 +353,31 @@ for (const database of testDatabases()) {
       // Agents may not read the operator's view.
       expect((await refused(a.fleet.overview())).status).toBe(403);
       await a.sessions.end(sessionA.id);
+    });
+
+    // Last: it moves the server's clock past every idle window.
+    it('idles like the primary, and the reconciler removes what an ended session left behind', async () => {
+      const { a, sessionA } = await twoFleetSessions(t, admin, { name: 'fleet-idle', provider: 'fake', config: {} });
+      const mine = await a.fleet.create(sessionA.id);
+      clock.advance(181_000);
+      const flagged = (await admin.fleet.overview()).find((row) => row.logicalId === mine.id);
+      expect(flagged?.attention).toEqual(['idle_running']);
+      await t.server.reconciler.runOnce();
+      expect((await a.fleet.inspect(sessionA.id, mine.id)).observedState).toBe('stopped');
+      expect((await a.sessions.sandbox(sessionA.id)).observedState).toBe('stopped');
+      expect((await a.fleet.manage(sessionA.id, mine.id, { action: 'start' })).observedState).toBe('running');
+
+      // A server that died between ending the session and its teardown: the records say ended, the compute is there.
+      await t.server.store.repos.sessions.end(sessionA.id, clock.now());
+      const sandboxId = (await admin.fleet.overview()).find((row) => row.logicalId === mine.id)!.id;
+      expect((await admin.fleet.overview()).find((row) => row.id === sandboxId)?.attention).toContain('cleanup_failed');
+      await t.server.reconciler.runOnce();
+      const fake = t.server.providers.get('fake')!.provider;
+      expect((await fake.listInstances()).some((i) => i.ownerId === sandboxId)).toBe(false);
+      expect((await admin.fleet.overview({ includeDeleted: true })).find((row) => row.id === sandboxId)).toMatchObject({
+        observedState: 'deleted',
+        attention: [],
+      });
     });
   });
 }

@@ -10,7 +10,7 @@ import {
 import { and, desc, eq, inArray, isNotNull, ne } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
-import { sandboxes } from '../schema.ts';
+import { sandboxes, sessions } from '../schema.ts';
 
 type Row = typeof sandboxes.$inferSelect;
 
@@ -164,6 +164,24 @@ export function createSandboxesRepo(db: Db) {
         .where(guarded(id, 'starting', { generation: fromGeneration }))
         .returning();
       return rows[0] ? toSandbox(rows[0]) : null;
+    },
+    /**
+     * Sandboxes of ended sessions (primary and resource alike) still meant to exist — what a
+     * server that died between ending a session and tearing its sandboxes down leaves — are set to
+     * desired `deleted`, for the lifecycle step to remove. Answers their ids.
+     */
+    async desireDeletedOfEndedSessions(): Promise<string[]> {
+      const rows = await db
+        .update(sandboxes)
+        .set({ desiredStatus: 'deleted', updatedAt: new Date() })
+        .where(
+          and(
+            ne(sandboxes.desiredStatus, 'deleted'),
+            inArray(sandboxes.sessionId, db.select({ id: sessions.id }).from(sessions).where(eq(sessions.status, 'ended'))),
+          ),
+        )
+        .returning({ id: sandboxes.id });
+      return rows.map((r) => r.id);
     },
     /** Records an operation through Sandcast (the idle policy counts from it). */
     async touch(id: string, at: Date): Promise<void> {
