@@ -1,11 +1,17 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { API_PATHS, MCP_SESSION_HEADER } from '@sandcast/contracts';
 import { SandcastError } from '@sandcast/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { createToolServer } from '../../mcp/tool-server.ts';
 import type { SessionTools } from '../session-tools.ts';
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+/** The MCP SDK, loaded on the first `/mcp` request: a server that never serves MCP never loads it. */
+let sdk: Promise<[typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'), typeof import('../../mcp/tool-server.ts')]> | null =
+  null;
+const loadSdk = () => {
+  sdk ??= Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'), import('../../mcp/tool-server.ts')]);
+  return sdk;
+};
 
 /** The session a request names, in the `Sandcast-Session` header. */
 function sessionOf(request: FastifyRequest): string {
@@ -32,6 +38,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: { sessionTools: Se
     const sessionId = sessionOf(request);
     const actor = request.principal!;
     await deps.sessionTools.available(sessionId, actor);
+    const [{ StreamableHTTPServerTransport }, { createToolServer }] = await loadSdk();
     const server = createToolServer(
       {
         list: () => deps.sessionTools.list(sessionId, actor),
