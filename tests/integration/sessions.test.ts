@@ -37,6 +37,7 @@ for (const database of testDatabases()) {
         providers: (dataDir) => [
           createFakeProvider({ dataDir }),
           createFakeProvider({ dataDir, id: 'fake-durable', capabilities: { durabilities: ['none', 'checkpointed'] } }),
+          createFakeProvider({ dataDir, id: 'fake-plain', capabilities: { durabilities: ['none'] } }),
         ],
       });
       admin = t.clientWithKey((await readFile(path.join(t.dataDir, 'admin-api-key'), 'utf8')).trim());
@@ -63,6 +64,8 @@ for (const database of testDatabases()) {
           lifecycle: { idleAfterSeconds: 180, idleAction: 'stop' },
           bootstrap: [],
           containment: { network: 'deny', hosts: [] },
+          workspacePath: '/workspace',
+          warmPool: { size: 0, maxAgeSeconds: 3600 },
         });
         const edited = await admin.environments.update(e.id, { spec: { lifecycle: { idleAfterSeconds: 600 }, displayName: 'Edited' } });
         expect(edited.spec.lifecycle).toEqual({ idleAfterSeconds: 600, idleAction: 'stop' });
@@ -81,11 +84,11 @@ for (const database of testDatabases()) {
 
       it('refuses a durability the provider does not declare, secrets in bootstrap, and containment other than deny', async () => {
         const durability = await refused(
-          admin.environments.create({ name: 'durable', provider: 'fake', config: {}, spec: { durability: 'checkpointed' } }),
+          admin.environments.create({ name: 'durable', provider: 'fake', config: {}, spec: { durability: 'provider_snapshot' } }),
         );
         expect(durability.status).toBe(422);
         expect(durability.code).toBe('unprocessable');
-        expect(durability.message).toContain('the fake provider cannot honour durability checkpointed; it offers: none');
+        expect(durability.message).toContain('the fake provider cannot honour durability provider_snapshot; it offers: none, checkpointed');
         expect(durability.details?.issues).toEqual([expect.objectContaining({ path: 'spec.durability' })]);
         const ok = await admin.environments.create({
           name: 'durable',
@@ -95,7 +98,7 @@ for (const database of testDatabases()) {
         });
         expect(ok.spec.durability).toBe('checkpointed');
         // Moving it to a provider that cannot honour it is refused too.
-        expect((await refused(admin.environments.update(ok.id, { provider: 'fake' }))).status).toBe(422);
+        expect((await refused(admin.environments.update(ok.id, { provider: 'fake-plain' }))).status).toBe(422);
 
         const secret = await refused(
           admin.environments.update(env.id, {

@@ -3,12 +3,12 @@ import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeTree } from './checkpoint-fixtures.fixture.ts';
 import { createCheckpointEngine } from './engine.ts';
 import { checkpointBlobDir, createFsBlobStore } from './fs-blob-store.ts';
 import { sha256 } from './manifest.ts';
 import { createS3BlobStore } from './s3-blob-store.ts';
-import { type FakeS3, startFakeS3 } from './s3-server.fixture.ts';
+import { type FakeS3, startFakeS3 } from './test-support/fake-s3.ts';
+import { describeTree } from './test-support/trees.ts';
 import type { BlobStore } from './types.ts';
 
 const credentials = { accessKeyId: 'AKIDSANDCASTTEST', secretAccessKey: 'test-secret-key' };

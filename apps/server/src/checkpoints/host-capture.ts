@@ -19,8 +19,8 @@ export interface HostScanOptions {
   sink: ChunkSink;
   chunkBytes: number;
   previous: CheckpointManifest | null;
-  /** Test seam: runs between an entry's lstat and its read (where a hostile tree swaps it). */
-  beforeRead?: ((path: string) => Promise<void>) | undefined;
+  /** Test seam: runs between a file's or directory's lstat and its open (where a hostile tree swaps it). */
+  beforeOpen?: ((path: string) => Promise<void>) | undefined;
 }
 
 export interface HostScan {
@@ -122,6 +122,7 @@ async function visit(dir: FileHandle, name: string, path: string, depth: number,
       state.scan.skipped++;
       return 'done';
     }
+    await state.beforeOpen?.(path);
     let child: FileHandle;
     try {
       child = await openDirNoFollow(at);
@@ -154,7 +155,7 @@ async function visit(dir: FileHandle, name: string, path: string, depth: number,
     state.scan.entries.push({ ...before, mode });
     return 'done';
   }
-  await state.beforeRead?.(path);
+  await state.beforeOpen?.(path);
   let file: FileHandle;
   try {
     // O_NONBLOCK: a fifo swapped in opens at once instead of waiting for a writer.
@@ -168,9 +169,12 @@ async function visit(dir: FileHandle, name: string, path: string, depth: number,
     if (!opened.isFile()) return 'retry'; // swapped for a directory, a fifo, a device: look again
     const chunker = new FixedChunker(state.sink, state.chunkBytes);
     const buffer = Buffer.allocUnsafe(Math.min(state.chunkBytes, 1024 * 1024));
-    for (;;) {
-      const { bytesRead } = await file.read(buffer, 0, buffer.length, null);
+    // Up to the size fstat saw: a file the sandbox keeps growing is taken as it was when opened
+    // (its mtime moves, so the next capture reads it again) instead of being read forever.
+    for (let left = opened.size; left > 0; ) {
+      const { bytesRead } = await file.read(buffer, 0, Math.min(buffer.length, left), null);
       if (bytesRead === 0) break;
+      left -= bytesRead;
       await chunker.push(buffer.subarray(0, bytesRead));
     }
     const chunks = await chunker.end();

@@ -87,12 +87,13 @@ for (const database of testDatabases()) {
     /** A sandbox of a fresh environment whose spec says `idleAction` after `idleAfterSeconds`. */
     const sandboxWith = async (
       lifecycle: { idleAfterSeconds: number; idleAction: IdleAction } = { idleAfterSeconds: 3600, idleAction: 'stop' },
+      durability: 'none' | 'checkpointed' = 'none',
     ) => {
       const env = await services.environments.create({ name: `lifecycle-${counter++}`, provider: 'fake', config: {} }, ADMIN);
       const current = (await store.repos.environments.get(env.id))!;
       await store.repos.environments.update(env.id, {
         expectedRevisionId: current.currentRevision.id,
-        spec: { ...current.spec, lifecycle },
+        spec: { ...current.spec, lifecycle, durability },
       });
       return services.sandboxes.create({ environmentId: env.id }, ADMIN);
     };
@@ -177,7 +178,20 @@ for (const database of testDatabases()) {
       expect((await read(sandbox.id)).status).toBe('running');
     });
 
-    it('checkpoint_and_stop stops like stop; keep_running keeps running', async () => {
+    it('checkpoint_and_stop of a checkpointed sandbox checkpoints the workspace, then stops', async () => {
+      const sandbox = await sandboxWith({ idleAfterSeconds: 30, idleAction: 'checkpoint_and_stop' }, 'checkpointed');
+      await fake.writeFile(sandbox.providerInstanceId!, '/workspace/kept.txt', Buffer.from('kept\n'));
+      clock.advance(31_000);
+      await reconciler.runOnce();
+      const stopped = await read(sandbox.id);
+      expect(stopped.status).toBe('stopped');
+      const [idle] = await store.repos.checkpoints.listAttached(sandbox.id);
+      expect(idle).toMatchObject({ trigger: 'idle', fileCount: 1, changedPaths: 1 });
+      expect(stopped.currentCheckpointId).toBe(idle!.id);
+      expect(await actions(sandbox.id)).toEqual(['sandbox.idle_stopped', 'sandbox.checkpointed']);
+    });
+
+    it('checkpoint_and_stop stops like stop without checkpoints; keep_running keeps running', async () => {
       const checkpointed = await sandboxWith({ idleAfterSeconds: 30, idleAction: 'checkpoint_and_stop' });
       const kept = await sandboxWith({ idleAfterSeconds: 30, idleAction: 'keep_running' });
       clock.advance(31_000);

@@ -62,12 +62,14 @@ export function createSandboxesService(deps: {
     return deps.recovery.recover(sandbox, reason, actor);
   };
 
-  /** Whether a provider error means the compute is gone, asking the provider when it only says "not running". */
+  /**
+   * Whether a provider error means the compute is gone. `not_found` says so; any other provider
+   * failure (a command that lost its namespace mid-start reads as a backend error) asks the
+   * provider, and the record learns what it says (lost, stopped or failed behind our back).
+   */
   const computeGone = async (sandbox: Sandbox, error: unknown): Promise<boolean> => {
     if (!isProviderError(error)) return false;
     if (error.code === 'not_found') return true;
-    if (error.code !== 'not_running') return false;
-    // Stopped or broken behind our back: the record learns which before the caller hears of it.
     const seen = await lifecycle.refresh(sandbox).catch(() => sandbox);
     return seen.status === 'lost';
   };

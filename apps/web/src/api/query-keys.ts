@@ -24,4 +24,5 @@ export const queryKeys = {
   sessions: ['sessions'] as const,
   session: (id: string) => ['sessions', id] as const,
   sessionSandbox: (id: string) => ['sessions', id, 'sandbox'] as const,
+  sessionCheckpoints: (id: string) => ['sessions', id, 'sandbox', 'checkpoints'] as const,
 };

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { WriteFileOptions } from '@sandcast/provider-sdk';
@@ -167,8 +168,8 @@ export async function importWorkspace(handle: ContainerHandle, archive: Readable
 /**
  * The container's merged overlay directory with `path` resolved inside it, while the container
  * runs on this machine's engine. Null where the host cannot see the sandbox's files there: a
- * remote engine, a storage driver without a merged dir, a stopped container, a volume or bind
- * mount at, above or below `path`.
+ * remote engine, a storage driver without a merged dir, a merged dir this process cannot see (a
+ * server in a container), a stopped container, a volume or bind mount at, above or below `path`.
  */
 export async function workspaceHostPath(handle: ContainerHandle, path: string): Promise<string | null> {
   if (!handle.engineUrl.startsWith('unix://')) return null;
@@ -186,5 +187,13 @@ export async function workspaceHostPath(handle: ContainerHandle, path: string): 
     (mount) => mount.Destination === inside || inside.startsWith(`${mount.Destination}/`) || mount.Destination.startsWith(`${inside}/`),
   );
   if (covered) return null;
+  // A server in a container of its own talks to the engine but does not see its mounts.
+  if (
+    !(await stat(merged).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  )
+    return null;
   return resolveDirInsideRoot(PROVIDER_ID, merged, inside);
 }

@@ -8,6 +8,7 @@ import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { CopyableId } from '../../components/CopyButton.tsx';
 import { Time } from '../../components/time.tsx';
 import { SandboxStateLine } from '../sandboxes/SandboxState.tsx';
+import { CheckpointTimeline } from './CheckpointTimeline.tsx';
 import { unavailableReason, useWorkspaceActions, type WorkspaceAction } from './session-actions.ts';
 
 const CAPABILITY_WORDS: Record<keyof SessionSandboxBody['capabilities'], string> = {
@@ -164,6 +165,9 @@ export function WorkspaceTab({ session, sandbox }: { session: SessionBody; sandb
           This session has no sandbox: its agent's policy is "no sandbox".
         </p>
       )}
+      {sandbox?.durability === 'checkpointed' ? (
+        <CheckpointTimeline sessionId={session.id} canUse={sandbox.allowedActions.includes('exec')} />
+      ) : null}
       <div className="flex flex-wrap items-start gap-3 border-t border-zinc-800 pt-4">
         {sandbox ? (
           <>
