@@ -44,6 +44,7 @@ const HINTS: Record<SandcastApiErrorCode, string | null> = {
   payload_too_large: null,
   unsupported_media_type: null,
   not_acceptable: null,
+  method_not_allowed: null,
   capability_unsupported: '`sandcast targets` lists what each provider can do.',
   unprocessable: null,
   provider_unavailable: '`sandcast targets` shows which providers can run here, and why not.',

@@ -2,8 +2,10 @@ import { Command } from 'commander';
 import { registerAgent } from './commands/agent/index.ts';
 import { registerConnection } from './commands/connection/index.ts';
 import { registerEnv } from './commands/env/index.ts';
+import { registerFleet } from './commands/fleet/index.ts';
 import { registerImage } from './commands/image/index.ts';
 import { registerKeys } from './commands/keys/index.ts';
+import { registerMcp } from './commands/mcp/mcp.ts';
 import { registerSandbox } from './commands/sandbox/index.ts';
 import { registerSession } from './commands/session/index.ts';
 import { registerSettings } from './commands/settings/index.ts';
@@ -27,6 +29,8 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     registerSandbox,
     registerAgent,
     registerSession,
+    registerFleet,
+    registerMcp,
     registerTargets,
     registerKeys,
     registerConnection,

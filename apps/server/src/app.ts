@@ -8,6 +8,7 @@ import type { ServerConfig } from './config.ts';
 import { registerAccessControl } from './http/auth.ts';
 import { registerErrorHandling, toErrorResponse } from './http/error-handler.ts';
 import { registerHostGuard } from './http/host-guard.ts';
+import { createSessionTools } from './http/session-tools.ts';
 import { registerWebUi } from './http/web-ui.ts';
 import './http/fastify-types.ts';
 import { createCheckpointsService } from './checkpoints/checkpoints.service.ts';
@@ -24,8 +25,10 @@ import { registerCheckpointRoutes } from './http/routes/checkpoints.routes.ts';
 import { registerConnectionRoutes } from './http/routes/connections.routes.ts';
 import { registerCustomImageRoutes } from './http/routes/custom-images.routes.ts';
 import { registerEnvironmentRoutes } from './http/routes/environments.routes.ts';
+import { registerFleetRoutes } from './http/routes/fleet.routes.ts';
 import { registerHealthRoutes } from './http/routes/health.routes.ts';
 import { registerKeyRoutes } from './http/routes/keys.routes.ts';
+import { registerMcpRoutes } from './http/routes/mcp.routes.ts';
 import { registerMetricsRoutes, registerRequestTiming } from './http/routes/metrics.routes.ts';
 import { registerPortRoutes } from './http/routes/ports.routes.ts';
 import { registerSandboxLifecycleRoutes } from './http/routes/sandbox-lifecycle.routes.ts';
@@ -48,11 +51,13 @@ import { SetupEvents } from './services/custom-images/setup-events.ts';
 import { createSetupSessionsService } from './services/custom-images/setup-sessions.service.ts';
 import { createEnvironmentContextLoader } from './services/environment-context.ts';
 import { createEnvironmentsService } from './services/environments.service.ts';
+import { createFleetOverview } from './services/fleet-overview.ts';
 import { createPortsService } from './services/ports.service.ts';
 import { createSandboxLifecycle } from './services/sandbox-lifecycle.ts';
 import { createSandboxRecovery } from './services/sandbox-recovery.ts';
 import { createSandboxesService } from './services/sandboxes.service.ts';
 import type { SecretBox } from './services/secrets.ts';
+import { createFleetService } from './services/sessions/fleet.service.ts';
 import { createSessionsService } from './services/sessions/sessions.service.ts';
 import { createSettingsService } from './services/settings.service.ts';
 import { createUiSessionsService } from './services/ui-sessions.service.ts';
@@ -161,6 +166,8 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerSandboxLifecycleRoutes(app, services);
   registerAgentRoutes(app, services);
   registerSessionRoutes(app, { ...services, runningExecs });
+  registerFleetRoutes(app, services);
+  registerMcpRoutes(app, services);
   registerCheckpointRoutes(app, services);
   registerPortRoutes(app, services);
   registerBaseImageRoutes(app, services);
@@ -281,6 +288,17 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     clock: deps.clock,
     recovery,
   });
+  const sessions = createSessionsService({
+    store,
+    providers,
+    secrets: deps.secrets,
+    settings,
+    policy,
+    sandboxes,
+    log,
+    clock: deps.clock,
+    terminals: terminalHub,
+  });
   return {
     checkpoints,
     listening,
@@ -300,17 +318,14 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     customImages: createCustomImagesService({ store, loadEnvironment, setupSessions, log }),
     sandboxes,
     agents: createAgentsService({ store }),
-    sessions: createSessionsService({
-      store,
-      providers,
-      secrets: deps.secrets,
-      settings,
-      policy,
+    sessions,
+    sessionTools: createSessionTools({
+      sessions,
       sandboxes,
-      log,
-      clock: deps.clock,
-      terminals: terminalHub,
+      checkpoints,
+      fleet: createFleetService({ store, providers, secrets: deps.secrets, settings, policy, sessions, sandboxes, checkpoints, log }),
     }),
+    fleetOverview: createFleetOverview({ store, clock: deps.clock }),
     sandboxLifecycle,
     baseImages: createBaseImagesService({
       store,

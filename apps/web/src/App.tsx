@@ -15,6 +15,7 @@ import { ConnectionsPage } from './pages/ConnectionsPage.tsx';
 import { EnvironmentCreatePage } from './pages/EnvironmentCreatePage.tsx';
 import { EnvironmentPage } from './pages/EnvironmentPage.tsx';
 import { EnvironmentsPage } from './pages/EnvironmentsPage.tsx';
+import { FleetPage } from './pages/FleetPage.tsx';
 import { LoginPage } from './pages/LoginPage.tsx';
 import { SandboxesPage } from './pages/SandboxesPage.tsx';
 import { SessionPage } from './pages/SessionPage.tsx';
@@ -147,6 +148,14 @@ function AppRoutes() {
                   element={
                     <EnvironmentsGate>
                       <SessionPage />
+                    </EnvironmentsGate>
+                  }
+                />
+                <Route
+                  path="/fleet"
+                  element={
+                    <EnvironmentsGate>
+                      <FleetPage />
                     </EnvironmentsGate>
                   }
                 />

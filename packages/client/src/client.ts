@@ -43,6 +43,7 @@ import { baseImagesApi } from './base-images.ts';
 import { connectionsApi } from './connections.ts';
 import { apiErrorFromAnswer, SandcastApiError, SandcastConnectionError } from './errors.ts';
 import { ExecStream } from './exec-stream.ts';
+import { fleetApi, sessionToolsApi } from './fleet.ts';
 import { portsApi } from './ports.ts';
 import { agentsApi, sandboxLifecycleApi, sessionsApi } from './sessions.ts';
 
@@ -166,6 +167,10 @@ export class SandcastClient {
 
   /** Sessions and their primary sandbox's tools. */
   readonly sessions = sessionsApi(this);
+  /** Resource sandboxes of a session (agents with `sandbox_fleet`), and the instance's overview. */
+  readonly fleet = fleetApi(this);
+  /** A session's tools by name (what `sandcast mcp` proxies). */
+  readonly sessionTools = sessionToolsApi(this);
 
   health() {
     return this.request('GET', API_PATHS.health, HealthResponseSchema);

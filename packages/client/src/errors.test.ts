@@ -16,6 +16,7 @@ function advice(error: SandcastApiError): string {
     case 'unsupported_media_type':
     case 'host_not_allowed':
     case 'not_acceptable':
+    case 'method_not_allowed':
       return 'fix the request';
     case 'unauthorized':
     case 'forbidden':

@@ -15,6 +15,7 @@ export const HTTP_STATUS_BY_CODE: Record<ErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   not_acceptable: 406,
+  method_not_allowed: 405,
   capability_unsupported: 422,
   unprocessable: 422,
   provider_unavailable: 503,

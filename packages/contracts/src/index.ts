@@ -116,6 +116,20 @@ export {
   ExecTotalBytesSchema,
   ExecTruncatedSchema,
 } from './exec-stream.ts';
+export type {
+  CreateFleetSandboxBody,
+  FleetOverviewRow,
+  FleetSandboxBody,
+  ManageFleetSandboxBody,
+} from './fleet.ts';
+export {
+  CreateFleetSandboxBodySchema,
+  FleetOverviewQuerySchema,
+  FleetOverviewSchema,
+  FleetSandboxListSchema,
+  FleetSandboxSchema,
+  ManageFleetSandboxBodySchema,
+} from './fleet.ts';
 export { formatBytes } from './format.ts';
 export type { HealthResponse } from './health.ts';
 export { HealthResponseSchema } from './health.ts';
@@ -142,6 +156,16 @@ export type { SandboxSpecInput } from './sandbox-spec.ts';
 export { DEFAULT_SANDBOX_SPEC, SandboxSpecInputSchema, SandboxSpecSchema } from './sandbox-spec.ts';
 export type { CreateSandboxBody, SandboxBody } from './sandboxes.ts';
 export { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './sandboxes.ts';
+export type { SessionToolInput, SessionToolList, SessionToolName } from './session-tools.ts';
+export {
+  MCP_SESSION_HEADER,
+  SESSION_TOOL_NAMES,
+  SESSION_TOOLS,
+  SessionToolAnswerSchema,
+  SessionToolListSchema,
+  toolInputJsonSchema,
+  toolRefusalText,
+} from './session-tools.ts';
 export type {
   SandboxAction,
   SessionBody,

@@ -38,6 +38,7 @@ import {
 } from './environments.ts';
 import { HealthResponseSchema } from './health.ts';
 import { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySchema, UpdateApiKeyBodySchema } from './keys.ts';
+import { FLEET_OPERATIONS } from './operations-fleet.ts';
 import { AGENT_AND_SESSION_OPERATIONS } from './operations-sessions.ts';
 import { API_PATHS } from './paths.ts';
 import { OpenPortBodySchema, PORT_OWNERS, PortUrlSchema } from './ports.ts';
@@ -67,6 +68,7 @@ export interface ApiOperation {
     | 'sandboxes'
     | 'agents'
     | 'sessions'
+    | 'fleet'
     | 'base images'
     | 'keys'
     | 'activity';
@@ -453,4 +455,5 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   ...portOperations('sandboxes', 'a sandbox', PORT_OWNERS.sandbox),
   ...portOperations('custom images', "a setup session's sandbox", PORT_OWNERS.setup),
   ...AGENT_AND_SESSION_OPERATIONS,
+  ...FLEET_OPERATIONS,
 ];

@@ -16,8 +16,10 @@ export const SandboxSchema = z.object({
   /** What the provider was last seen doing. */
   status: z.enum(SANDBOX_STATUSES),
   failureReason: z.string().nullable(),
-  /** The session it is the primary sandbox of, or null. */
+  /** The session it belongs to, or null. */
   sessionId: z.string().nullable(),
+  /** A resource sandbox's session-scoped id (`rsb_…`); null for a primary or plain sandbox. */
+  logicalId: z.string().nullable(),
   durability: z.enum(DURABILITIES),
   /** Goes up whenever its compute is replaced. */
   generation: z.number().int(),

@@ -19,6 +19,14 @@ export const InstanceSettingsSchema = z.object({
     /** Attached checkpoints kept per checkpointed sandbox. */
     checkpointRetention: z.number().int(),
   }),
+  fleet: z.object({
+    /** Resource sandboxes one session may have at once. */
+    maxSandboxesPerSession: z.number().int(),
+    /** CPUs they may reserve together. */
+    maxCpusPerSession: z.number(),
+    /** Memory (MiB) they may reserve together. */
+    maxMemoryMbPerSession: z.number().int(),
+  }),
 });
 export type InstanceSettingsBody = z.infer<typeof InstanceSettingsSchema>;
 
@@ -36,6 +44,13 @@ export const InstanceSettingsPatchSchema = z.strictObject({
       inlineProviders: z.array(z.string().min(1).max(100)).max(100).optional(),
       inlineConfigFields: z.array(z.string().min(1).max(100)).max(100).optional(),
       checkpointRetention: z.number().int().min(1).max(1000).optional(),
+    })
+    .optional(),
+  fleet: z
+    .strictObject({
+      maxSandboxesPerSession: z.number().int().min(0).max(1000).optional(),
+      maxCpusPerSession: z.number().min(0).max(100_000).optional(),
+      maxMemoryMbPerSession: z.number().int().min(0).max(1_000_000_000).optional(),
     })
     .optional(),
 });

@@ -52,6 +52,12 @@ export interface SetupSession {
   updatedAt: string;
 }
 
+/** What a resource sandbox reserves against its session's fleet limits. */
+export interface FleetReservation {
+  cpu: number;
+  memoryMb: number;
+}
+
 /** The durable sandbox resource; its compute (provider instance) may come and go. */
 export interface Sandbox {
   id: string;
@@ -64,10 +70,14 @@ export interface Sandbox {
   desiredStatus: SandboxDesiredStatus;
   status: SandboxStatus;
   failureReason: string | null;
-  /** The session it is the primary sandbox of; null for a sandbox created directly. */
+  /** The session it belongs to (its primary or one of its resource sandboxes); null for a sandbox created directly. */
   sessionId: string | null;
   /** The policy binding it was resolved from (`inline` for a one-off spec); null outside sessions. */
   bindingName: string | null;
+  /** A resource sandbox's session-scoped id (`rsb_…`); null for a primary or plain sandbox. */
+  logicalId: string | null;
+  /** What a resource sandbox reserves against its session's fleet limits; null otherwise. */
+  reservation: FleetReservation | null;
   /** The spec pinned at creation (the revision's, with the binding's and a one-off spec's overrides). */
   spec: SandboxSpec;
   /** Top-level provider config fields a one-off spec overrode, applied over the revision's config. */

@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'payload_too_large',
   'unsupported_media_type',
   'not_acceptable',
+  'method_not_allowed',
   'capability_unsupported',
   'unprocessable',
   'provider_unavailable',

@@ -8,7 +8,7 @@ export type { Connection } from './connection.ts';
 export { CONNECTION_NAME_PATTERN } from './connection.ts';
 export type { CustomImageKind, CustomImageStatus } from './custom-image.machine.ts';
 export { CUSTOM_IMAGE_KINDS, CUSTOM_IMAGE_STATUSES, customImageMachine } from './custom-image.machine.ts';
-export type { CustomImageTemplate, RunningSetupSession, Sandbox, SetupSession } from './custom-image.ts';
+export type { CustomImageTemplate, FleetReservation, RunningSetupSession, Sandbox, SetupSession } from './custom-image.ts';
 export { isRunningSetup } from './custom-image.ts';
 export type { Environment, EnvironmentRevision, EnvironmentRevisionRef } from './environment.ts';
 export { ENVIRONMENT_NAME_PATTERN } from './environment.ts';
@@ -18,6 +18,16 @@ export type { ErrorCode, ErrorDetails } from './errors.ts';
 export { ERROR_CODES, isSandcastError, SandcastError } from './errors.ts';
 export type { BootSource } from './fingerprint.ts';
 export { bootSourceDrift, bootSourceOf, canonicalJson } from './fingerprint.ts';
+export type { FleetManageAction, SandboxAttentionFlag } from './fleet.ts';
+export {
+  FLEET_DEFAULT_RESERVATION,
+  FLEET_ID_PREFIX,
+  FLEET_MANAGE_ACTIONS,
+  FLEET_NOT_OURS_MESSAGE,
+  fleetReservationOf,
+  SANDBOX_ATTENTION_FLAGS,
+  sandboxAttention,
+} from './fleet.ts';
 export type { Machine } from './machine.ts';
 export { InvalidTransition } from './machine.ts';
 export { REDACTED, redact } from './redact.ts';

@@ -9,6 +9,7 @@ describe('mergeSettings', () => {
       experimental: { enableEnvironments: true, enableSandboxDuplexBridge: false },
       security: { allowHostNetwork: false, allowPublicPorts: false },
       sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'], checkpointRetention: 20 },
+      fleet: { maxSandboxesPerSession: 5, maxCpusPerSession: 8, maxMemoryMbPerSession: 16384 },
     });
     expect(mergeSettings(next, { experimental: { enableEnvironments: undefined } }).experimental.enableEnvironments).toBe(true);
   });

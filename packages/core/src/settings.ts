@@ -23,18 +23,28 @@ export interface InstanceSettings {
     /** Attached checkpoints kept per checkpointed sandbox; older ones are deleted with their unshared chunks. Default: 20. */
     checkpointRetention: number;
   };
+  fleet: {
+    /** Resource sandboxes one session may have at once (not deleted). Default: 5. */
+    maxSandboxesPerSession: number;
+    /** CPUs those sandboxes may reserve together. Default: 8. */
+    maxCpusPerSession: number;
+    /** Memory (MiB) those sandboxes may reserve together. Default: 16384. */
+    maxMemoryMbPerSession: number;
+  };
 }
 
 export const DEFAULT_INSTANCE_SETTINGS: InstanceSettings = {
   experimental: { enableEnvironments: false, enableSandboxDuplexBridge: false },
   security: { allowHostNetwork: false, allowPublicPorts: false },
   sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'], checkpointRetention: 20 },
+  fleet: { maxSandboxesPerSession: 5, maxCpusPerSession: 8, maxMemoryMbPerSession: 16384 },
 };
 
 export interface InstanceSettingsPatch {
   experimental?: Partial<InstanceSettings['experimental']> | undefined;
   security?: Partial<InstanceSettings['security']> | undefined;
   sessions?: Partial<InstanceSettings['sessions']> | undefined;
+  fleet?: Partial<InstanceSettings['fleet']> | undefined;
 }
 
 /** Applies a partial update; fields not named keep their value. */
@@ -43,6 +53,7 @@ export function mergeSettings(current: InstanceSettings, patch: InstanceSettings
     experimental: { ...current.experimental, ...stripUndefined(patch.experimental ?? {}) },
     security: { ...current.security, ...stripUndefined(patch.security ?? {}) },
     sessions: { ...current.sessions, ...stripUndefined(patch.sessions ?? {}) },
+    fleet: { ...current.fleet, ...stripUndefined(patch.fleet ?? {}) },
   };
 }
 

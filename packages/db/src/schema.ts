@@ -4,6 +4,7 @@ import type {
   CheckpointTrigger,
   CustomImageKind,
   CustomImageStatus,
+  FleetReservation,
   SandboxDesiredStatus,
   SandboxPolicy,
   SandboxStatus,
@@ -177,6 +178,8 @@ export const sandboxes = pgTable('sandboxes', {
   failureReason: text('failure_reason'),
   sessionId: text('session_id'),
   bindingName: text('binding_name'),
+  logicalId: text('logical_id'),
+  reservation: jsonb('reservation').$type<FleetReservation>(),
   spec: jsonb('spec').$type<Record<string, unknown>>().notNull().default({}),
   configOverrides: jsonb('config_overrides').$type<Record<string, unknown>>().notNull().default({}),
   generation: integer('generation').notNull().default(1),
@@ -234,6 +237,7 @@ export const sessions = pgTable('sessions', {
   createdByKeyId: text('created_by_key_id'),
   createdAt: createdAt(),
   endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
+  fleetSerial: integer('fleet_serial').notNull().default(0),
 });
 
 /** Work only one server may do at a time; a holder keeps its lease by renewing it before it expires. */

@@ -1,8 +1,10 @@
 import type {
+  CheckpointBody,
   CustomImageOverview,
   CustomImageTemplateBody,
   EnvironmentBody,
   EnvironmentRevisionBody,
+  FleetSandboxBody,
   SandboxAction,
   SandboxBody,
   SessionBody,
@@ -11,10 +13,12 @@ import type {
 } from '@sandcast/contracts';
 import {
   bootSourceDrift,
+  type Checkpoint,
   type CustomImageTemplate,
   type Durability,
   type Environment,
   type EnvironmentRevision,
+  FLEET_DEFAULT_RESERVATION,
   type Sandbox,
   SETUP_SESSION_LABELS,
   type Session,
@@ -24,6 +28,7 @@ import type { RegisteredProvider } from '../providers/provider-registry.ts';
 import { maskConfig } from '../services/config-secrets.ts';
 import { capabilityOf } from '../services/custom-images/capability.ts';
 import type { ImagesOverview } from '../services/custom-images/custom-images.service.ts';
+import type { FleetView } from '../services/sessions/fleet.service.ts';
 
 /**
  * The one layer that turns domain records into API answers (decision 0012): services return
@@ -55,6 +60,7 @@ export function presentSandbox(sandbox: Sandbox): SandboxBody {
     bindingName: _binding,
     spec,
     configOverrides: _overrides,
+    reservation: _reservation,
     ...rest
   } = sandbox;
   return { ...rest, durability: spec.durability };
@@ -149,5 +155,44 @@ export function presentSessionSandbox(view: {
     currentCheckpointId: sandbox.currentCheckpointId,
     lastActivityAt: sandbox.lastActivityAt,
     allowedActions: allowedActions(session, sandbox, registered),
+  };
+}
+
+/** A checkpoint as the API answers it; `current` when it is the one a recovery would restore. */
+export function presentCheckpoint(checkpoint: Checkpoint, currentId: string | null): CheckpointBody {
+  return {
+    id: checkpoint.id,
+    generation: checkpoint.generation,
+    trigger: checkpoint.trigger,
+    storedBytes: checkpoint.storedBytes,
+    totalBytes: checkpoint.totalBytes,
+    fileCount: checkpoint.fileCount,
+    changedPaths: checkpoint.changedPaths,
+    createdAt: checkpoint.createdAt,
+    attachedAt: checkpoint.attachedAt,
+    current: checkpoint.id === currentId,
+  };
+}
+
+/** A resource sandbox as its session sees it: its logical id, never the sandbox or provider id. */
+export function presentFleetSandbox({ sandbox, revisionNumber }: FleetView): FleetSandboxBody {
+  return {
+    id: sandbox.logicalId!,
+    sessionId: sandbox.sessionId!,
+    bindingName: sandbox.bindingName,
+    environmentId: sandbox.environmentId,
+    environmentRevisionId: sandbox.environmentRevisionId,
+    environmentRevisionNumber: revisionNumber,
+    imageId: sandbox.imageId,
+    target: { provider: sandbox.provider },
+    durability: sandbox.spec.durability,
+    desiredState: sandbox.desiredStatus,
+    observedState: sandbox.status,
+    failureReason: sandbox.failureReason,
+    generation: sandbox.generation,
+    lastCheckpointId: sandbox.currentCheckpointId,
+    reservation: sandbox.reservation ?? FLEET_DEFAULT_RESERVATION,
+    lastActivityAt: sandbox.lastActivityAt,
+    createdAt: sandbox.createdAt,
   };
 }

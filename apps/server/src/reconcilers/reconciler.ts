@@ -176,6 +176,9 @@ export function createReconciler(deps: {
         return 0;
       });
     }
+    // An ended session's sandboxes are to go, whatever stopped their teardown; the steps below remove them.
+    const orphaned = await deps.store.repos.sandboxes.desireDeletedOfEndedSessions();
+    if (orphaned.length > 0) deps.log.info({ sandboxIds: orphaned }, 'sandboxes of ended sessions set to be deleted');
     const stepped = await stepSandboxes();
     if (stillLeader() && deps.sweepCheckpoints) {
       await deps.sweepCheckpoints().catch((error: unknown) => deps.log.warn({ err: error }, 'checkpoint collection failed; will retry'));

@@ -100,6 +100,16 @@ export function useAgentVersions(id: string) {
   return useQuery({ queryKey: queryKeys.agentVersions(id), queryFn: () => client.agents.versions(id) });
 }
 
+/** Every sandbox with its attention flags (the Fleet page); refreshed while any is on its way somewhere. */
+export function useFleetOverview(options: { includeDeleted: boolean }) {
+  const client = useClient();
+  return useQuery({
+    queryKey: [...queryKeys.fleet, options.includeDeleted],
+    queryFn: () => client.fleet.overview(options),
+    refetchInterval: (query) => (query.state.data?.some((s) => !sandboxSettled(s.desiredState, s.observedState)) ? 2000 : 10_000),
+  });
+}
+
 export function useSessions() {
   const client = useClient();
   return useQuery({ queryKey: queryKeys.sessions, queryFn: () => client.sessions.list() });

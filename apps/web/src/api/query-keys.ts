@@ -15,6 +15,7 @@ export const queryKeys = {
   setupChanges: (sessionId: string) => ['setup-session', sessionId, 'changes'] as const,
   setupPorts: (sessionId: string) => ['setup-session', sessionId, 'ports'] as const,
   sandboxes: ['sandboxes'] as const,
+  fleet: ['fleet'] as const,
   sandbox: (id: string) => ['sandboxes', id] as const,
   sandboxPorts: (id: string) => ['sandboxes', id, 'ports'] as const,
   agents: ['agents'] as const,

@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { Bot, Boxes, Database, Layers, LogOut, PlayCircle, Server, Settings, ShieldCheck } from 'lucide-react';
+import { Bot, Boxes, Database, Layers, LayoutGrid, LogOut, PlayCircle, Server, Settings, ShieldCheck } from 'lucide-react';
 import type { ReactNode } from 'react';
 import { NavLink, useNavigate } from 'react-router';
 import { useClient } from '../api/client-context.tsx';
@@ -97,6 +97,9 @@ export function AppShell({ children }: { children: ReactNode }) {
               </NavItem>
               <NavItem to="/sessions" icon={<PlayCircle aria-hidden className="size-4" />}>
                 Sessions
+              </NavItem>
+              <NavItem to="/fleet" icon={<LayoutGrid aria-hidden className="size-4" />}>
+                Fleet
               </NavItem>
             </>
           ) : null}

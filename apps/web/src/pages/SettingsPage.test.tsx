@@ -9,6 +9,7 @@ const settings = (allowHostNetwork: boolean) => ({
     experimental: { enableEnvironments: true, enableSandboxDuplexBridge: false },
     security: { allowHostNetwork, allowPublicPorts: false },
     sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'], checkpointRetention: 20 },
+    fleet: { maxSandboxesPerSession: 5, maxCpusPerSession: 8, maxMemoryMbPerSession: 16384 },
   },
 });
 const authSession = (deploymentMode: 'local_trusted' | 'authenticated') => ({
@@ -82,5 +83,26 @@ describe('HostNetworkWarning (environment form)', () => {
   it('acknowledges the setting when it is on', async () => {
     render('authenticated', true, { network: 'host' });
     expect(await screen.findByText(/This instance allows it/)).toBeTruthy();
+  });
+});
+
+describe('Settings → Fleet', () => {
+  it('shows the limits and saves a change as one patch', async () => {
+    const { client, calls } = fakeClient({
+      'GET /api/auth/session': authSession('authenticated'),
+      'GET /api/instance/settings': settings(false),
+      'PATCH /api/instance/settings': settings(false),
+    });
+    renderWithApi(<SettingsPage />, client);
+    const count = (await screen.findByLabelText('Resource sandboxes per session')) as HTMLInputElement;
+    expect(count.value).toBe('5');
+    expect((screen.getByLabelText('Memory per session (MiB)') as HTMLInputElement).value).toBe('16384');
+    fireEvent.change(count, { target: { value: '2' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Save fleet limits' }));
+    await waitFor(() =>
+      expect(calls.find((c) => c.method === 'PATCH')?.body).toEqual({
+        fleet: { maxSandboxesPerSession: 2, maxCpusPerSession: 8, maxMemoryMbPerSession: 16384 },
+      }),
+    );
   });
 });

@@ -9,8 +9,9 @@ import { queryKeys } from '../api/query-keys.ts';
 import { Section } from '../components/Section.tsx';
 import { ErrorState, Skeleton } from '../components/States.tsx';
 import { Switch } from '../components/Switch.tsx';
+import { FleetLimits } from '../modules/settings/FleetLimits.tsx';
 
-/** Settings → Instance settings → Experimental and Security. */
+/** Settings → Instance settings → Experimental, Security and Fleet. */
 export function SettingsPage() {
   const client = useClient();
   const queryClient = useQueryClient();
@@ -96,6 +97,15 @@ export function SettingsPage() {
           </div>
         )}
       </Section>
+      {settings.data?.experimental.enableEnvironments ? (
+        <Section
+          id="fleet"
+          title="Fleet"
+          description="Resource sandboxes a session of an agent with sandbox_fleet may create beside its primary one. Each reserves its config's cpu and memoryMb (1 CPU and 1024 MiB when it sets none)."
+        >
+          <FleetLimits limits={settings.data.fleet} saving={update.isPending} onSave={(patch) => update.mutate(patch)} />
+        </Section>
+      ) : null}
     </div>
   );
 }

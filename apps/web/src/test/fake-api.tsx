@@ -171,6 +171,7 @@ export function sandbox(overrides: Partial<SandboxBody> = {}): SandboxBody {
     status: 'running',
     failureReason: null,
     sessionId: null,
+    logicalId: null,
     durability: 'none',
     generation: 1,
     lastActivityAt: T0,

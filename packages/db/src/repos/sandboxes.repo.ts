@@ -1,4 +1,5 @@
 import {
+  type FleetReservation,
   type Sandbox,
   type SandboxDesiredStatus,
   type SandboxSpec,
@@ -6,10 +7,10 @@ import {
   sandboxMachine,
   withSpecDefaults,
 } from '@sandcast/core';
-import { and, desc, eq, inArray, ne } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNotNull, ne } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
-import { sandboxes } from '../schema.ts';
+import { sandboxes, sessions } from '../schema.ts';
 
 type Row = typeof sandboxes.$inferSelect;
 
@@ -25,6 +26,8 @@ const toSandbox = (row: Row): Sandbox => ({
   failureReason: row.failureReason,
   sessionId: row.sessionId,
   bindingName: row.bindingName,
+  logicalId: row.logicalId,
+  reservation: row.reservation ?? null,
   spec: withSpecDefaults(row.spec),
   configOverrides: row.configOverrides,
   generation: row.generation,
@@ -45,6 +48,9 @@ export interface NewSandbox {
   spec?: SandboxSpec | undefined;
   sessionId?: string | null | undefined;
   bindingName?: string | null | undefined;
+  /** A resource sandbox's session-scoped id and what it reserves; omit for other sandboxes. */
+  logicalId?: string | null | undefined;
+  reservation?: FleetReservation | null | undefined;
   configOverrides?: Record<string, unknown> | undefined;
   createdByRole: string;
   createdByKeyId: string | null;
@@ -93,6 +99,25 @@ export function createSandboxesRepo(db: Db) {
       const rows = await db.select().from(sandboxes).where(eq(sandboxes.id, id));
       return rows[0] ? toSandbox(rows[0]) : null;
     },
+    /** A session's resource sandbox by its logical id, deleted ones included. */
+    async getFleet(sessionId: string, logicalId: string): Promise<Sandbox | null> {
+      const rows = await db
+        .select()
+        .from(sandboxes)
+        .where(and(eq(sandboxes.sessionId, sessionId), eq(sandboxes.logicalId, logicalId)));
+      return rows[0] ? toSandbox(rows[0]) : null;
+    },
+    /** A session's resource sandboxes, oldest first; deleted ones are left out unless asked for. */
+    async listFleet(sessionId: string, options: { includeDeleted?: boolean } = {}): Promise<Sandbox[]> {
+      const conditions = [eq(sandboxes.sessionId, sessionId), isNotNull(sandboxes.logicalId)];
+      if (!options.includeDeleted) conditions.push(ne(sandboxes.status, 'deleted'));
+      const rows = await db
+        .select()
+        .from(sandboxes)
+        .where(and(...conditions))
+        .orderBy(sandboxes.createdAt, sandboxes.id);
+      return rows.map(toSandbox);
+    },
     /** Newest first; deleted ones are left out unless asked for. */
     async list(options: { includeDeleted?: boolean; sessionId?: string } = {}): Promise<Sandbox[]> {
       const conditions = [];
@@ -139,6 +164,24 @@ export function createSandboxesRepo(db: Db) {
         .where(guarded(id, 'starting', { generation: fromGeneration }))
         .returning();
       return rows[0] ? toSandbox(rows[0]) : null;
+    },
+    /**
+     * Sandboxes of ended sessions (primary and resource alike) still meant to exist — what a
+     * server that died between ending a session and tearing its sandboxes down leaves — are set to
+     * desired `deleted`, for the lifecycle step to remove. Answers their ids.
+     */
+    async desireDeletedOfEndedSessions(): Promise<string[]> {
+      const rows = await db
+        .update(sandboxes)
+        .set({ desiredStatus: 'deleted', updatedAt: new Date() })
+        .where(
+          and(
+            ne(sandboxes.desiredStatus, 'deleted'),
+            inArray(sandboxes.sessionId, db.select({ id: sessions.id }).from(sessions).where(eq(sessions.status, 'ended'))),
+          ),
+        )
+        .returning({ id: sandboxes.id });
+      return rows.map((r) => r.id);
     },
     /** Records an operation through Sandcast (the idle policy counts from it). */
     async touch(id: string, at: Date): Promise<void> {

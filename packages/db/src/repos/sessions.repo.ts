@@ -1,5 +1,5 @@
 import type { Session } from '@sandcast/core';
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
 import { sessions } from '../schema.ts';
@@ -56,6 +56,20 @@ export function createSessionsRepo(db: Db) {
     async setPrimarySandbox(id: string, sandboxId: string): Promise<Session | null> {
       const rows = await db.update(sessions).set({ primarySandboxId: sandboxId }).where(eq(sessions.id, id)).returning();
       return rows[0] ? toSession(rows[0]) : null;
+    },
+    /**
+     * The first write of a resource sandbox's creation, in its transaction: bumps the session's
+     * fleet serial while it is active. On Postgres the row lock it takes holds concurrent creations
+     * in the session until this one commits, so their limit checks see each other. False when the
+     * session is not active.
+     */
+    async claimFleetSlot(id: string): Promise<boolean> {
+      const rows = await db
+        .update(sessions)
+        .set({ fleetSerial: sql`${sessions.fleetSerial} + 1` })
+        .where(and(eq(sessions.id, id), eq(sessions.status, 'active')))
+        .returning({ id: sessions.id });
+      return rows.length === 1;
     },
     /** active → ended, once; null when it had already ended (or does not exist). */
     async end(id: string, at: Date): Promise<Session | null> {

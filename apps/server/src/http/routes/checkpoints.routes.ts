@@ -1,11 +1,5 @@
-import {
-  API_PATHS,
-  type CheckpointBody,
-  CheckpointParamsSchema,
-  CreateCheckpointBodySchema,
-  type RestoreCheckpointAnswer,
-} from '@sandcast/contracts';
-import { type Checkpoint, type Sandbox, SandcastError } from '@sandcast/core';
+import { API_PATHS, CheckpointParamsSchema, CreateCheckpointBodySchema, type RestoreCheckpointAnswer } from '@sandcast/contracts';
+import { type Sandbox, SandcastError } from '@sandcast/core';
 import type { FastifyInstance } from 'fastify';
 import type { CheckpointsService } from '../../checkpoints/checkpoints.service.ts';
 import type { SandboxesService } from '../../services/sandboxes.service.ts';
@@ -13,22 +7,10 @@ import type { SessionsService } from '../../services/sessions/sessions.service.t
 import type { SettingsService } from '../../services/settings.service.ts';
 import { wantsNdjson } from '../exec-reply.ts';
 import { streamOperation } from '../operation-stream.ts';
+import { presentCheckpoint } from '../present.ts';
 import { parse } from '../validate.ts';
 
 type IdParams = { id: string };
-
-const presentCheckpoint = (checkpoint: Checkpoint, currentId: string | null): CheckpointBody => ({
-  id: checkpoint.id,
-  generation: checkpoint.generation,
-  trigger: checkpoint.trigger,
-  storedBytes: checkpoint.storedBytes,
-  totalBytes: checkpoint.totalBytes,
-  fileCount: checkpoint.fileCount,
-  changedPaths: checkpoint.changedPaths,
-  createdAt: checkpoint.createdAt,
-  attachedAt: checkpoint.attachedAt,
-  current: checkpoint.id === currentId,
-});
 
 const requireCheckpointed = (sandbox: Sandbox) => {
   if (sandbox.spec.durability !== 'checkpointed') {

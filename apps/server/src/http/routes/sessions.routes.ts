@@ -1,43 +1,14 @@
-import {
-  API_PATHS,
-  ExecBodySchema,
-  type SessionFileBody,
-  SessionFileQuerySchema,
-  StartSessionBodySchema,
-  WriteSessionFileBodySchema,
-} from '@sandcast/contracts';
-import { SandcastError } from '@sandcast/core';
+import { API_PATHS, ExecBodySchema, SessionFileQuerySchema, StartSessionBodySchema, WriteSessionFileBodySchema } from '@sandcast/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { CheckpointsService } from '../../checkpoints/checkpoints.service.ts';
 import type { SandboxesService } from '../../services/sandboxes.service.ts';
+import { decodeFile, encodeFile } from '../../services/sessions/session-files.ts';
 import type { SessionsService } from '../../services/sessions/sessions.service.ts';
 import { type RunningExecs, replyExec } from '../exec-reply.ts';
 import { presentAgentSession, presentSessionSandbox } from '../present.ts';
 import { parse } from '../validate.ts';
 
 type IdParams = { id: string };
-
-/**
- * The largest file the files tools move: its base64 form (and the JSON around it) still fits in
- * the 1 MiB request body limit. Bigger files go through exec.
- */
-const SESSION_FILE_MAX_BYTES = 768 * 1024;
-
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-/** Text when the bytes are UTF-8 (and hold no NUL), base64 otherwise. */
-function encodeFile(path: string, data: Buffer): SessionFileBody {
-  const text = data.toString('utf8');
-  const isText = !text.includes('\0') && Buffer.from(text, 'utf8').equals(data);
-  return { path, encoding: isText ? 'utf8' : 'base64', content: isText ? text : data.toString('base64'), sizeBytes: data.length };
-}
-
-const tooLarge = (bytes: number) =>
-  new SandcastError(
-    'payload_too_large',
-    `the file is ${bytes} bytes; the files tools move at most ${SESSION_FILE_MAX_BYTES} bytes — use exec for larger files`,
-    { sizeBytes: bytes, limitBytes: SESSION_FILE_MAX_BYTES },
-  );
 
 /**
  * Sessions and their primary sandbox's tools, addressed by session id. Every route is open to
@@ -93,20 +64,13 @@ export function registerSessionRoutes(
     const { path } = parse(SessionFileQuerySchema, request.query, 'query');
     const sandbox = await sessions.useSandbox(request.params.id, request.principal!);
     const { value: data, recovered } = await sandboxes.readFile(sandbox.id, path, request.principal!);
-    if (data.length > SESSION_FILE_MAX_BYTES) throw tooLarge(data.length);
     return { ...encodeFile(path, data), ...(recovered ? { recovered } : {}) };
   });
 
   app.put<{ Params: IdParams }>(API_PATHS.sessionFiles, { config }, async (request) => {
     const { path } = parse(SessionFileQuerySchema, request.query, 'query');
     const body = parse(WriteSessionFileBodySchema, request.body);
-    if (body.encoding === 'base64' && !BASE64.test(body.content)) {
-      throw new SandcastError('validation_failed', 'invalid request body: content: not valid base64 (RFC 4648, with padding)', {
-        issues: [{ path: 'content', message: 'not valid base64' }],
-      });
-    }
-    const data = Buffer.from(body.content, body.encoding);
-    if (data.length > SESSION_FILE_MAX_BYTES) throw tooLarge(data.length);
+    const data = decodeFile(body);
     const sandbox = await sessions.useSandbox(request.params.id, request.principal!);
     const { recovered } = await sandboxes.writeFile(sandbox.id, path, data, body.mode, request.principal!);
     await checkpoints.afterMutation(sandbox.id);

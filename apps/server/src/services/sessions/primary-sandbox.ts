@@ -2,6 +2,7 @@ import {
   type CustomImageTemplate,
   type EnvironmentPolicy,
   environmentConfigIssues,
+  type FleetReservation,
   type Principal,
   type Sandbox,
   type SandboxSpec,
@@ -42,6 +43,8 @@ export interface SandboxPlan {
   image: CustomImageTemplate | null;
   sessionId: string | null;
   bindingName: string | null;
+  /** A resource sandbox of the session: its logical id and what it reserves (fleet limits). */
+  fleet?: { logicalId: string; reservation: FleetReservation } | undefined;
 }
 
 /** The environment's active image, when it was built from exactly what `config` boots. */
@@ -122,6 +125,8 @@ export async function provisionSandbox(
       spec: plan.spec,
       sessionId: plan.sessionId,
       bindingName: plan.bindingName,
+      logicalId: plan.fleet?.logicalId ?? null,
+      reservation: plan.fleet?.reservation ?? null,
       configOverrides: plan.configOverrides,
       createdByRole: actor.role,
       createdByKeyId: actor.keyId,
@@ -138,6 +143,7 @@ export async function provisionSandbox(
           imageId: image?.id ?? null,
           sessionId: plan.sessionId,
           bindingName: plan.bindingName,
+          ...(plan.fleet ? { logicalId: plan.fleet.logicalId } : {}),
           configOverrides: Object.keys(plan.configOverrides),
         },
       });

@@ -159,6 +159,13 @@ export function createSessionsService(deps: {
         const sandbox = await store.repos.sandboxes.get(session.primarySandboxId);
         if (sandbox && sandbox.status !== 'deleted') await deps.sandboxes.delete(sandbox.id, actor);
       }
+      // Its resource sandboxes go with it; one that will not is retried by the reconciler and flagged.
+      for (const resource of await store.repos.sandboxes.listFleet(id)) {
+        deps.terminals?.endSandbox(resource.id);
+        await deps.sandboxes.delete(resource.id, actor).catch((err: unknown) => {
+          deps.log.warn({ err, sandboxId: resource.id }, 'resource sandbox teardown failed; the reconciler retries');
+        });
+      }
       return ended;
     },
 
