@@ -175,9 +175,7 @@ static int jstring(jp *j, buf_t *b) {
             unsigned lo;
             if (!hex4(j->p + 2, &lo) && lo >= 0xdc00 && lo < 0xe000) { j->p += 6; cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00); }
           }
-          /* A lone surrogate cannot be UTF-8; it becomes U+FFFD (what a UTF-8 encoder does). */
-          if (cp >= 0xd800 && cp < 0xe000) cp = 0xfffd;
-          utf8_put(b, cp);
+          utf8_put(b, cp); /* a lone surrogate is kept (as WTF-8) and escaped again on output */
           break;
         }
         default: return -1;
@@ -185,7 +183,7 @@ static int jstring(jp *j, buf_t *b) {
       continue;
     }
     size_t n = utf8_len(j->p, j->end);
-    if (n == 0) { utf8_put(b, 0xfffd); j->p++; continue; } /* as a non-fatal UTF-8 decoder does */
+    if (n == 0) return -1; /* ill-formed UTF-8: the line is refused, as the fatal TextDecoder does */
     b_put(b, j->p, n); j->p += n;
   }
   return -1;
@@ -287,9 +285,14 @@ static void jstr_out(buf_t *b, const char *s, size_t n) {
   b_ch(b, '"');
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
+    const char *short_escape = c == '\b' ? "\\b" : c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\f' ? "\\f" : c == '\r' ? "\\r" : NULL;
     if (c == '"' || c == '\\') { b_ch(b, '\\'); b_ch(b, (char)c); }
+    else if (short_escape) b_str(b, short_escape);
     else if (c < 0x20) { char e[8]; snprintf(e, sizeof e, "\\u%04x", c); b_str(b, e); }
-    else b_ch(b, (char)c);
+    else if (c == 0xed && i + 2 < n && ((unsigned char)s[i + 1] & 0xe0) == 0xa0) {
+      unsigned cp = 0xd000 | ((unsigned)(s[i + 1] & 0x3f) << 6) | (unsigned)(s[i + 2] & 0x3f);
+      char e[8]; snprintf(e, sizeof e, "\\u%04x", cp); b_str(b, e); i += 2;
+    } else b_ch(b, (char)c);
   }
   b_ch(b, '"');
 }
@@ -314,66 +317,147 @@ static void jout(buf_t *b, const jv *v) {
   }
 }
 
-/* ---------- frames: the same rules as the TypeScript codec ---------- */
-static int is_int(const jv *v) { return v && v->t == J_NUM && v->num == (double)(long long)v->num; }
+/* ---------- frames: the same rules as the TypeScript codec (packages/bridge/src/codec.ts) ---------- */
+static size_t max_frame = MAX_FRAME;
+/* A string's length in UTF-16 code units (what the TypeScript side's `.length` counts). */
+static size_t u16len(const char *s, size_t n) {
+  size_t units = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if ((c & 0xc0) != 0x80) units += c >= 0xf0 ? 2 : 1;
+  }
+  return units;
+}
+static int is_int(const jv *v) { return v && v->t == J_NUM && v->num > -1e15 && v->num < 1e15 && v->num == (double)(long long)v->num; }
+static int all_in(const char *s, size_t n, int (*ok)(unsigned char)) { for (size_t i = 0; i < n; i++) if (!ok((unsigned char)s[i])) return 0; return 1; }
+static int printable(unsigned char c) { return c >= 0x20 && c <= 0x7e; }
+static int header_name_char(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c && strchr("!#$%&'*+.^_`|~-", c)); }
+static int upper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
+static int code_char(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
 static int headers_ok(const jv *h) {
   if (!h || h->t != J_OBJ) return 0;
-  for (size_t i = 0; i < h->count; i++) if (h->items[i]->t != J_STR) return 0;
+  for (size_t i = 0; i < h->count; i++)
+    if (h->items[i]->t != J_STR || h->klens[i] == 0 || !all_in(h->keys[i], h->klens[i], header_name_char)) return 0;
   return 1;
 }
-/* "" when the id is well-formed, else the error code. */
-static const char *id_check(const jv *id) {
+static int base64_ok(const jv *b) {
+  if (!b || b->t != J_STR || b->slen % 4) return 0;
+  size_t n = b->slen, pad = n && b->s[n - 1] == '=' ? (n > 1 && b->s[n - 2] == '=' ? 2 : 1) : 0;
+  for (size_t i = 0; i < n - pad; i++) if (b64v(b->s[i]) < 0) return 0;
+  return 1;
+}
+/* NULL when `id` is a valid id, else the code. */
+static const char *id_problem(const jv *id) {
   if (!id || id->t != J_STR) return "malformed_frame";
-  if (id->slen > MAX_ID) return "id_too_large";
-  if (id->slen == 0) return "malformed_frame";
-  for (size_t i = 0; i < id->slen; i++) if ((unsigned char)id->s[i] < 0x20 || (unsigned char)id->s[i] > 0x7e) return "malformed_frame";
-  return "";
+  if (u16len(id->s, id->slen) > MAX_ID) return "id_too_large";
+  return id->slen && all_in(id->s, id->slen, printable) ? NULL : "malformed_frame";
+}
+/* The fields each type has, exactly (codec.ts FIELDS); a leading '?' marks an optional one. */
+static const char *const TYPES[5] = {"ready", "request", "response", "heartbeat", "error"};
+static const char *const FIELDS[5][6] = {
+  {"nonce"}, {"id", "method", "path", "headers", "body"}, {"id", "status", "headers", "body"}, {0}, {"code", "?id", "?message"},
+};
+static int field_allowed(int t, const char *k) {
+  if (!strcmp(k, "version") || !strcmp(k, "type")) return 1;
+  for (int i = 0; i < 6 && FIELDS[t][i]; i++) if (!strcmp(FIELDS[t][i] + (FIELDS[t][i][0] == '?'), k)) return 1;
+  return 0;
+}
+static int field_required_missing(int t, const jv *v) {
+  for (int i = 0; i < 6 && FIELDS[t][i]; i++) if (FIELDS[t][i][0] != '?' && !jget(v, FIELDS[t][i])) return 1;
+  return 0;
+}
+static int cmp_keys(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+/* The canonical line (codec.ts encodeFrame): fields in table order, header names sorted. */
+static void frame_out(buf_t *o, const jv *v, int t, int bare) {
+  if (!bare) { b_str(o, "{\"version\":1,\"type\":\""); b_str(o, TYPES[t]); b_ch(o, '"'); }
+  else b_ch(o, '{');
+  const char *order[5][5] = {{"nonce"}, {"id", "method", "path"}, {"id", "status"}, {0}, {"code", "id", "message"}};
+  int first = bare;
+  for (int i = 0; i < 5 && order[t][i]; i++) {
+    const jv *f = jget(v, order[t][i]);
+    if (!f) continue;
+    if (!first) b_ch(o, ',');
+    first = 0;
+    jstr_out(o, order[t][i], strlen(order[t][i])); b_ch(o, ':'); jout(o, f);
+  }
+  if (t == 1 || t == 2) {
+    const jv *h = jget(v, "headers");
+    const char **keys = malloc((h->count + 1) * sizeof *keys);
+    if (!keys) die_oom();
+    for (size_t i = 0; i < h->count; i++) keys[i] = h->keys[i];
+    qsort(keys, h->count, sizeof *keys, cmp_keys);
+    b_str(o, ",\"headers\":{");
+    for (size_t i = 0; i < h->count; i++) {
+      if (i) b_ch(o, ',');
+      jstr_out(o, keys[i], strlen(keys[i])); b_ch(o, ':'); jout(o, jget(h, keys[i]));
+    }
+    free(keys);
+    b_str(o, "},\"body\":"); jout(o, jget(v, "body"));
+  }
+  b_ch(o, '}');
 }
 /*
- * Validates one frame line (without its '\n'). Returns "" and the parsed object in *out, or the
- * error code. `bare` is the queue_v1 form: no version/type, the fields of `expect_type`.
+ * Checks one line (without its '\n'). Returns NULL and the parsed object in *out (its type index
+ * in *type), or the refusal code. `bare` is -1 for a frame, or the type index (1 request,
+ * 2 response) of a queue_v1 spool object: that frame's fields without `version` and `type`.
  */
-static const char *frame_check(const char *line, size_t n, jv **out, int bare, const char *expect_type) {
+static const char *frame_check(const char *line, size_t n, jv **out, int *type, int bare) {
   *out = NULL;
-  if (n > MAX_FRAME) return "frame_too_large";
+  if (n > max_frame) return "frame_too_large";
   jv *v = jparse(line, n);
-  if (!v || v->t != J_OBJ) { jfree(v); return "malformed_frame"; }
-  const char *type = expect_type;
-  if (!bare) {
-    jv *ver = jget(v, "version"), *t = jget(v, "type");
-    if (!ver || ver->t != J_NUM) { jfree(v); return "malformed_frame"; }
-    if (ver->num != 1) { jfree(v); return "version_mismatch"; }
-    if (!t || t->t != J_STR) { jfree(v); return "malformed_frame"; }
-    type = t->s;
-  }
   const char *bad = NULL;
-  if (!strcmp(type, "ready")) {
-    jv *nonce = jget(v, "nonce");
-    if (!nonce || nonce->t != J_STR) bad = "malformed_frame";
-  } else if (!strcmp(type, "request")) {
-    jv *m = jget(v, "method"), *p = jget(v, "path"), *b = jget(v, "body");
-    const char *idc = id_check(jget(v, "id"));
-    if (*idc) bad = idc;
-    else if (!m || m->t != J_STR || !p || p->t != J_STR || !headers_ok(jget(v, "headers")) || !b || b->t != J_STR) bad = "malformed_frame";
-  } else if (!strcmp(type, "response")) {
-    jv *s = jget(v, "status"), *b = jget(v, "body");
-    const char *idc = id_check(jget(v, "id"));
-    if (*idc) bad = idc;
-    else if (!is_int(s) || s->num < 100 || s->num > 599 || !headers_ok(jget(v, "headers")) || !b || b->t != J_STR) bad = "malformed_frame";
-  } else if (!strcmp(type, "heartbeat")) {
-  } else if (!strcmp(type, "error")) {
-    jv *c = jget(v, "code"), *id = jget(v, "id"), *m = jget(v, "message");
-    if (!c || c->t != J_STR) bad = "malformed_frame";
-    else if (id && *id_check(id)) bad = id_check(id);
-    else if (m && m->t != J_STR) bad = "malformed_frame";
-  } else bad = "unknown_type";
+  int t = bare;
+  if (!v || v->t != J_OBJ) bad = "malformed_frame";
+  else if (bare >= 0) { if (jget(v, "version") || jget(v, "type")) bad = "malformed_frame"; }
+  else {
+    const jv *ver = jget(v, "version"), *ty = jget(v, "type");
+    if (!ver || ver->t != J_NUM) bad = "malformed_frame";
+    else if (ver->num != 1) bad = "version_mismatch";
+    else if (!ty || ty->t != J_STR) bad = "malformed_frame";
+    else {
+      for (t = 0; t < 5 && strcmp(TYPES[t], ty->s); t++) {}
+      if (t == 5 || strlen(ty->s) != ty->slen) bad = "unknown_type";
+    }
+  }
+  if (!bad) {
+    for (size_t i = 0; !bad && i < v->count; i++)
+      if (strlen(v->keys[i]) != v->klens[i] || !field_allowed(t, v->keys[i])) bad = "malformed_frame";
+    if (!bad && field_required_missing(t, v)) bad = "malformed_frame";
+    if (!bad && jget(v, "id")) bad = id_problem(jget(v, "id"));
+  }
+  if (!bad) {
+    const jv *a, *b;
+    switch (t) {
+      case 0:
+        a = jget(v, "nonce");
+        if (a->t != J_STR || u16len(a->s, a->slen) > 128) bad = "malformed_frame";
+        break;
+      case 1:
+        a = jget(v, "method"); b = jget(v, "path");
+        if (a->t != J_STR || a->slen < 1 || a->slen > 16 || !all_in(a->s, a->slen, upper)) bad = "malformed_frame";
+        else if (b->t != J_STR || b->slen < 1 || b->s[0] != '/' || b->slen > 8192) bad = "malformed_frame";
+        else if (!headers_ok(jget(v, "headers")) || !base64_ok(jget(v, "body"))) bad = "malformed_frame";
+        break;
+      case 2:
+        a = jget(v, "status");
+        if (!is_int(a) || a->num < 100 || a->num > 599) bad = "malformed_frame";
+        else if (!headers_ok(jget(v, "headers")) || !base64_ok(jget(v, "body"))) bad = "malformed_frame";
+        break;
+      case 4:
+        a = jget(v, "code"); b = jget(v, "message");
+        if (a->t != J_STR || a->slen < 1 || a->slen > 64 || a->s[0] < 'a' || a->s[0] > 'z' || !all_in(a->s, a->slen, code_char)) bad = "malformed_frame";
+        else if (b && (b->t != J_STR || u16len(b->s, b->slen) > 1024)) bad = "malformed_frame";
+        break;
+      default: break;
+    }
+  }
   if (bad) { jfree(v); return bad; }
-  *out = v;
-  return "";
+  *out = v; if (type) *type = t;
+  return NULL;
 }
 
 /*
- * A line splitter for one input stream. A line longer than MAX_FRAME is reported once as
+ * A line splitter for one input stream. A line longer than max_frame is reported once as
  * frame_too_large and skipped to its newline without being held in memory.
  */
 typedef struct { buf_t acc; int overflow; } lines_t;
@@ -383,7 +467,7 @@ static void lines_feed(lines_t *l, const char *data, size_t n, line_fn fn, void 
     const char *nl = memchr(data, '\n', n);
     size_t take = nl ? (size_t)(nl - data) : n;
     if (!l->overflow) {
-      if (l->acc.n + take > MAX_FRAME) { l->overflow = 1; b_free(&l->acc); }
+      if (l->acc.n + take > max_frame) { l->overflow = 1; b_free(&l->acc); }
       else b_put(&l->acc, data, take);
     }
     if (!nl) return;
@@ -395,13 +479,14 @@ static void lines_feed(lines_t *l, const char *data, size_t n, line_fn fn, void 
 }
 
 /* ---------- decode: the vector test mode ---------- */
+/* Prints "F <canonical line>" or "E <code>" per decoded line, like codec.ts createFrameDecoder. */
 static void decode_line(void *ctx, const char *line, size_t n, int too_large) {
   buf_t *out = ctx;
-  if (!too_large && n == 0) return;
-  jv *v = NULL;
-  const char *err = too_large ? "frame_too_large" : frame_check(line, n, &v, 0, NULL);
-  if (*err) { b_str(out, "{\"error\":\""); b_str(out, err); b_str(out, "\"}\n"); return; }
-  b_str(out, "{\"frame\":"); jout(out, v); b_str(out, "}\n");
+  if (!too_large && n == 0) return; /* empty lines are skipped */
+  jv *v = NULL; int t = 0;
+  const char *err = too_large ? "frame_too_large" : frame_check(line, n, &v, &t, -1);
+  if (err) { b_str(out, "E "); b_str(out, err); b_ch(out, '\n'); return; }
+  b_str(out, "F "); frame_out(out, v, t, 0); b_ch(out, '\n');
   jfree(v);
 }
 static int run_decode(void) {
@@ -413,12 +498,12 @@ static int run_decode(void) {
     lines_feed(&l, chunk, (size_t)r, decode_line, &out);
     if (out.n) { write_all(1, out.p, out.n); out.n = 0; }
   }
-  /* A final line without '\n' is still a frame. */
-  if (l.acc.n || l.overflow) lines_feed(&l, "\n", 1, decode_line, &out);
+  /* The stream ended inside a line: an oversized one was already refused, any other is malformed. */
+  if (l.overflow) b_str(&out, "E frame_too_large\n");
+  else if (l.acc.n) b_str(&out, "E malformed_frame\n");
   write_all(1, out.p ? out.p : "", out.n);
   return 0;
 }
-
 
 /* ---------- configuration ---------- */
 static struct {
@@ -597,9 +682,9 @@ static void answer_all_lost(void) {
 static void host_line(void *ctx, const char *line, size_t n, int too_large) {
   (void)ctx;
   if (too_large || n == 0) return;
-  jv *v = NULL;
-  if (*frame_check(line, n, &v, 0, NULL)) return; /* a frame we cannot read is dropped, never fatal */
-  const char *type = jget(v, "type")->s;
+  jv *v = NULL; int t = 0;
+  if (frame_check(line, n, &v, &t, -1)) return; /* a frame we cannot read is dropped, never fatal */
+  const char *type = TYPES[t];
   if (!strcmp(type, "response")) deliver(v);
   else if (!strcmp(type, "error")) {
     jv *id = jget(v, "id");
@@ -628,7 +713,7 @@ static void queue_response(const char *name) {
   close(fd);
   while (b.n && (b.p[b.n - 1] == '\n' || b.p[b.n - 1] == '\r')) b.n--;
   jv *v = NULL;
-  if (!*frame_check(b.p ? b.p : "", b.n, &v, 1, "response")) {
+  if (!frame_check(b.p ? b.p : "", b.n, &v, NULL, 2)) {
     jv *id = jget(v, "id");
     if (id->slen == nl - 5 && !memcmp(id->s, name, nl - 5)) {
       deliver(v);
@@ -806,9 +891,9 @@ static int claim_pending(buf_t *out, int limit) {
     while (b.n && (b.p[b.n - 1] == '\n' || b.p[b.n - 1] == '\r')) b.n--;
     jv *v = NULL;
     /* Anything in the spool may have been planted: only a valid request object, re-encoded on one line, leaves. */
-    if (!*frame_check(b.p ? b.p : "", b.n, &v, 1, "request")) {
+    if (!frame_check(b.p ? b.p : "", b.n, &v, NULL, 1)) {
       jv *id = jget(v, "id");
-      if (id->slen == nl - 5 && !memcmp(id->s, e->d_name, nl - 5)) { jout(out, v); b_ch(out, '\n'); claimed++; }
+      if (id->slen == nl - 5 && !memcmp(id->s, e->d_name, nl - 5)) { frame_out(out, v, 1, 1); b_ch(out, '\n'); claimed++; }
       else unlink(to);
     } else unlink(to);
     jfree(v); b_free(&b);
@@ -904,7 +989,10 @@ static long num_arg(const char *s, long lo, long hi, const char *what) {
 int main(int argc, char **argv) {
   if (argc < 2) goto usage;
   const char *mode = argv[1], *id = NULL; int64_t wait_timeout = 25000;
-  if (!strcmp(mode, "decode")) return run_decode();
+  if (!strcmp(mode, "decode")) {
+    if (argc == 4 && !strcmp(argv[2], "--max-frame-bytes")) max_frame = (size_t)num_arg(argv[3], 1, MAX_FRAME, "--max-frame-bytes");
+    return run_decode();
+  }
   if (!strcmp(mode, "request")) return run_request(argc, argv);
   for (int i = 2; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
