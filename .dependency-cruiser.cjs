@@ -67,6 +67,30 @@ module.exports = {
       to: { path: '^packages/(?!db/|core/)|^apps/' },
     },
     {
+      name: 'bridge-imports-contracts-types-only',
+      severity: 'error',
+      comment:
+        'packages/bridge may import nothing internal but types from contracts (ARCHITECTURE §2): it is the transport-independent core of the host↔sandbox bridge. Pass providers, the forwarder, clocks and metrics in as functions instead of importing them.',
+      from: { path: '^packages/bridge/' },
+      to: { path: '^packages/(?!bridge/|contracts/)|^apps/' },
+    },
+    {
+      name: 'bridge-contracts-types-only',
+      severity: 'error',
+      comment:
+        'packages/bridge may use contracts for types only (`import type`), so that it carries no schema library at runtime. Check values with the codec in packages/bridge instead.',
+      from: { path: '^packages/bridge/' },
+      to: { path: '^packages/contracts/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'bridge-no-npm-packages',
+      severity: 'error',
+      comment:
+        'packages/bridge runs on Node built-ins alone (tests may use the dev tools). Implement it in plain TypeScript, or do the work in apps/server and pass a function in.',
+      from: { path: '^packages/bridge/', pathNot: '\\.test\\.ts$' },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-bundled', 'npm-no-pkg', 'npm-unknown'] },
+    },
+    {
       name: 'client-imports-contracts-only',
       severity: 'error',
       comment: 'packages/client may import only contracts. It is the typed HTTP client; domain logic belongs in the server.',
