@@ -853,9 +853,10 @@ static int run_server(void) {
           continue;
         }
         if (r > 0 && c->state == C_READING) {
-          if (c->in.n + (size_t)r > MAX_HEAD + cfg.max_body + 4) { answer_error(c, 413, "payload_too_large", "the request is larger than the bridge accepts"); continue; }
-          b_put(&c->in, chunk, (size_t)r);
-          parse_request(c);
+          size_t cap = MAX_HEAD + cfg.max_body + 4, room = cap - c->in.n;
+          b_put(&c->in, chunk, (size_t)r < room ? (size_t)r : room);
+          if (!parse_request(c) && c->state == C_READING && c->in.n >= cap)
+            answer_error(c, 413, "payload_too_large", "the request is larger than the bridge accepts");
         }
       }
     }

@@ -32,3 +32,4 @@ export type {
   WriteFileOptions,
 } from './provider.ts';
 export { secret, secretPathsOf } from './secret.ts';
+export { staticBinary } from './static-binary.ts';
