@@ -5,11 +5,12 @@
  *                                                              stdout, responses in on stdin
  *   sandcast-gateway queue --port P [--spool DIR] [--daemon] [limits]
  *                                                              requests out as queue_v1 spool files
- *   sandcast-gateway wait [--spool DIR] [--timeout-ms T]       (host, through exec) claims pending
- *                                                              requests and prints them, one JSON
- *                                                              line each; blocks until one exists
- *   sandcast-gateway respond [--spool DIR] --id ID             (host, through exec) stdin becomes
- *                                                              res/<ID>.json, atomically
+ *   sandcast-gateway wait [--spool DIR] [--max N] [--wait-ms T]
+ *                                                              (host, through exec) claims pending
+ *                                                              requests into work/ and prints their
+ *                                                              ids; blocks until one exists
+ *   sandcast-gateway commit [--spool DIR] -- ID...             (host, through exec) publishes the
+ *                                                              answers res/.<ID>.tmp as res/<ID>.json
  *   sandcast-gateway request [-X M] [-H 'k: v'] [-d DATA] [-i] PATH
  *                                                              a tiny HTTP client for
  *                                                              $SANDCAST_BRIDGE_URL (images without curl)
@@ -718,7 +719,7 @@ static void queue_response(const char *name) {
     if (id->slen == nl - 5 && !memcmp(id->s, name, nl - 5)) {
       deliver(v);
       unlink(path);
-      snprintf(path, sizeof path, "%s/req/%s.claimed", cfg.spool, c->id); unlink(path);
+      snprintf(path, sizeof path, "%s/work/%s.json", cfg.spool, c->id); unlink(path);
     }
   }
   jfree(v); b_free(&b);
@@ -728,6 +729,7 @@ static void mkdirs(void) {
   mkdir(cfg.spool, 0700);
   snprintf(p, sizeof p, "%s/req", cfg.spool); mkdir(p, 0700);
   snprintf(p, sizeof p, "%s/res", cfg.spool); mkdir(p, 0700);
+  snprintf(p, sizeof p, "%s/work", cfg.spool); mkdir(p, 0700);
 }
 static int bind_port(void) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -870,18 +872,23 @@ static int run_server(void) {
   }
 }
 
-/* ---------- wait: the host's blocking list of pending queue_v1 requests ---------- */
+/* ---------- wait / commit: the host's side of queue_v1, run through exec ---------- */
+/*
+ * Claims up to `limit` pending requests: req/<id>.json moves to work/<id>.json and its id is
+ * printed. Anything in the spool may have been planted by a sandbox process: a file that is not a
+ * regular file holding a valid request object named by its own id is removed, not claimed.
+ */
 static int claim_pending(buf_t *out, int limit) {
   char dir[512]; snprintf(dir, sizeof dir, "%s/req", cfg.spool);
   DIR *d = opendir(dir);
   if (!d) return -1;
   int claimed = 0; struct dirent *e;
-  while (claimed < limit && out->n < 8u * 1024u * 1024u && (e = readdir(d))) {
+  while (claimed < limit && (e = readdir(d))) {
     size_t nl = strlen(e->d_name);
-    if (e->d_name[0] == '.' || nl < 6 || strcmp(e->d_name + nl - 5, ".json")) continue;
+    if (e->d_name[0] == '.' || nl < 6 || nl > MAX_ID + 5 || strcmp(e->d_name + nl - 5, ".json")) continue;
     char from[768], to[768];
     snprintf(from, sizeof from, "%s/%s", dir, e->d_name);
-    snprintf(to, sizeof to, "%s/%.*s.claimed", dir, (int)(nl - 5), e->d_name);
+    snprintf(to, sizeof to, "%s/work/%s", cfg.spool, e->d_name);
     if (rename(from, to)) continue; /* another waiter took it */
     int fd = open(to, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
@@ -891,10 +898,9 @@ static int claim_pending(buf_t *out, int limit) {
     close(fd);
     while (b.n && (b.p[b.n - 1] == '\n' || b.p[b.n - 1] == '\r')) b.n--;
     jv *v = NULL;
-    /* Anything in the spool may have been planted: only a valid request object, re-encoded on one line, leaves. */
     if (!frame_check(b.p ? b.p : "", b.n, &v, NULL, 1)) {
       jv *id = jget(v, "id");
-      if (id->slen == nl - 5 && !memcmp(id->s, e->d_name, nl - 5)) { frame_out(out, v, 1, 1); b_ch(out, '\n'); claimed++; }
+      if (id->slen == nl - 5 && !memcmp(id->s, e->d_name, nl - 5)) { b_put(out, id->s, id->slen); b_ch(out, '\n'); claimed++; }
       else unlink(to);
     } else unlink(to);
     jfree(v); b_free(&b);
@@ -902,15 +908,15 @@ static int claim_pending(buf_t *out, int limit) {
   closedir(d);
   return claimed;
 }
-static int run_wait(int64_t timeout_ms) {
+static int run_wait(int limit, int64_t wait_ms) {
   mkdirs();
   char dir[512]; snprintf(dir, sizeof dir, "%s/req", cfg.spool);
   int ino = inotify_init1(IN_CLOEXEC);
   if (ino >= 0 && inotify_add_watch(ino, dir, IN_MOVED_TO) < 0) { close(ino); ino = -1; }
-  int64_t end = now_ms() + timeout_ms;
+  int64_t end = now_ms() + wait_ms;
   buf_t out = {0};
   for (;;) {
-    int n = claim_pending(&out, 64);
+    int n = claim_pending(&out, limit);
     if (n < 0) { fprintf(stderr, "sandcast-gateway: no spool at %s\n", cfg.spool); return 1; }
     if (n > 0) break;
     int64_t left = end - now_ms();
@@ -924,20 +930,20 @@ static int run_wait(int64_t timeout_ms) {
 }
 static int id_safe(const char *id) {
   size_t n = strlen(id);
-  if (n == 0 || n > MAX_ID || id[0] == '.') return 0;
+  if (n == 0 || n > 128 || id[0] == '.') return 0;
   for (size_t i = 0; i < n; i++) if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') || (id[i] >= '0' && id[i] <= '9') || id[i] == '-' || id[i] == '_' || id[i] == '.')) return 0;
   return 1;
 }
-static int run_respond(const char *id) {
-  if (!id || !id_safe(id)) { fprintf(stderr, "sandcast-gateway: respond needs --id of [A-Za-z0-9._-]\n"); return 2; }
-  mkdirs();
-  buf_t b = {0}; char chunk[65536]; ssize_t r;
-  while ((r = read(0, chunk, sizeof chunk)) > 0) { if (b.n + (size_t)r > MAX_FRAME + 1) { fprintf(stderr, "sandcast-gateway: response too large\n"); return 1; } b_put(&b, chunk, (size_t)r); }
-  char tmp[768], dst[768];
-  snprintf(tmp, sizeof tmp, "%s/res/.%s.tmp", cfg.spool, id); snprintf(dst, sizeof dst, "%s/res/%s.json", cfg.spool, id);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0 || write_all(fd, b.p ? b.p : "", b.n) || close(fd) || rename(tmp, dst)) { perror("sandcast-gateway: respond"); unlink(tmp); return 1; }
-  return 0;
+/* Publishes answers the host wrote as res/.<id>.tmp: each becomes res/<id>.json at once. */
+static int run_commit(int argc, char **argv, int first) {
+  int failed = 0;
+  for (int i = first; i < argc; i++) {
+    if (!id_safe(argv[i])) { fprintf(stderr, "sandcast-gateway: not a spool id: %s\n", argv[i]); failed = 1; continue; }
+    char tmp[768], dst[768];
+    snprintf(tmp, sizeof tmp, "%s/res/.%s.tmp", cfg.spool, argv[i]); snprintf(dst, sizeof dst, "%s/res/%s.json", cfg.spool, argv[i]);
+    if (rename(tmp, dst)) { fprintf(stderr, "sandcast-gateway: commit %s: %s\n", argv[i], strerror(errno)); failed = 1; }
+  }
+  return failed;
 }
 
 /* ---------- request: a minimal HTTP client for $SANDCAST_BRIDGE_URL ---------- */
@@ -989,7 +995,7 @@ static long num_arg(const char *s, long lo, long hi, const char *what) {
 }
 int main(int argc, char **argv) {
   if (argc < 2) goto usage;
-  const char *mode = argv[1], *id = NULL; int64_t wait_timeout = 25000;
+  const char *mode = argv[1]; int64_t wait_timeout = 25000; int wait_max = 64, ids_at = argc;
   if (!strcmp(mode, "decode")) {
     if (argc == 4 && !strcmp(argv[2], "--max-frame-bytes")) max_frame = (size_t)num_arg(argv[3], 1, MAX_FRAME, "--max-frame-bytes");
     return run_decode();
@@ -998,23 +1004,24 @@ int main(int argc, char **argv) {
   for (int i = 2; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "--daemon")) { cfg.daemon = 1; continue; }
+    if (!strcmp(k, "--")) { ids_at = i + 1; break; }
     if (!v) goto usage;
     i++;
     if (!strcmp(k, "--port")) cfg.port = (int)num_arg(v, 1, 65535, "--port");
     else if (!strcmp(k, "--nonce")) cfg.nonce = v;
     else if (!strcmp(k, "--spool")) cfg.spool = v;
-    else if (!strcmp(k, "--id")) id = v;
+    else if (!strcmp(k, "--max")) wait_max = (int)num_arg(v, 1, 1024, "--max");
     else if (!strcmp(k, "--max-body")) cfg.max_body = (size_t)num_arg(v, 0, 1024 * 1024, "--max-body");
     else if (!strcmp(k, "--max-conns")) cfg.max_conns = (int)num_arg(v, 1, 1024, "--max-conns");
     else if (!strcmp(k, "--max-depth")) cfg.max_depth = (int)num_arg(v, 1, 1024, "--max-depth");
-    else if (!strcmp(k, "--wait-ms")) cfg.wait_ms = num_arg(v, 10, 600000, "--wait-ms");
+    else if (!strcmp(k, "--wait-ms") && strcmp(mode, "wait")) cfg.wait_ms = num_arg(v, 10, 600000, "--wait-ms");
     else if (!strcmp(k, "--heartbeat-ms")) cfg.hb_ms = num_arg(v, 10, 600000, "--heartbeat-ms");
-    else if (!strcmp(k, "--timeout-ms")) wait_timeout = num_arg(v, 0, 600000, "--timeout-ms");
+    else if (!strcmp(k, "--wait-ms") && !strcmp(mode, "wait")) wait_timeout = num_arg(v, 0, 600000, "--wait-ms");
     else goto usage;
   }
   if (strlen(cfg.spool) > 256 || cfg.spool[0] != '/') { fprintf(stderr, "sandcast-gateway: --spool must be an absolute path\n"); return 2; }
-  if (!strcmp(mode, "wait")) return run_wait(wait_timeout);
-  if (!strcmp(mode, "respond")) return run_respond(id);
+  if (!strcmp(mode, "wait")) return run_wait(wait_max, wait_timeout);
+  if (!strcmp(mode, "commit")) return run_commit(argc, argv, ids_at);
   if (!strcmp(mode, "duplex") || !strcmp(mode, "queue")) {
     duplex_mode = !strcmp(mode, "duplex");
     if (!cfg.port || (duplex_mode && (!cfg.nonce || strlen(cfg.nonce) > 64))) goto usage;
@@ -1022,6 +1029,6 @@ int main(int argc, char **argv) {
   }
 usage:
   fprintf(stderr, "usage: sandcast-gateway duplex --port P --nonce HEX | queue --port P [--spool DIR] [--daemon] |\n"
-                  "       wait [--spool DIR] [--timeout-ms T] | respond [--spool DIR] --id ID | request ... | decode\n");
+                  "       wait [--spool DIR] [--max N] [--wait-ms T] | commit [--spool DIR] -- ID... | request ... | decode\n");
   return 2;
 }

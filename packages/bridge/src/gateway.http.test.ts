@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkRequestObject, createFrameDecoder, encodeFrame } from './codec.ts';
 import type { RequestFrame } from './frames.ts';
-import { duplexGatewayCommand, queueGatewayCommand, queueRespondCommand, queueWaitCommand } from './gateway.ts';
+import { duplexGatewayCommand, queueGatewayCommand } from './gateway.ts';
 import { freePort, gatewayForTests, rawHttp, startGateway } from './gateway-test-support.ts';
 
 /*
@@ -172,45 +172,48 @@ describe('queue mode', () => {
       await run('/bin/sh', ['-c', `kill "$(cat ${spool}/gateway.pid)"`]).catch(() => undefined);
       await rm(spool, { recursive: true, force: true });
     });
-    const gw = (command: string[], input?: string) =>
-      new Promise<string>((resolve, reject) => {
-        const child = execFile(gatewayForTests(), command.slice(1), (error, stdout) => (error ? reject(error) : resolve(stdout)));
-        child.stdin?.end(input ?? '');
-      });
-    const waitOnce = async (timeoutMs = 5000) =>
-      (await gw(queueWaitCommand({ spool, timeoutMs })))
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => checkRequestObject(JSON.parse(line)));
-    return { port, spool, gw, waitOnce };
+    const gw = async (...command: string[]) => (await run(gatewayForTests(), command)).stdout;
+    /** One blocking wait: the ids it claimed, each read back from work/ with the codec's rules. */
+    const waitOnce = async (waitMs = 5000) => {
+      const ids = (await gw('wait', '--spool', spool, '--max', '8', '--wait-ms', String(waitMs))).split('\n').filter(Boolean);
+      return Promise.all(ids.map(async (id) => checkRequestObject(JSON.parse(await readFile(join(spool, 'work', `${id}.json`), 'utf8')))));
+    };
+    const respond = async (id: string, status: number, body: string) => {
+      const response = { id, status, headers: { 'x-q': '1' }, body: Buffer.from(body).toString('base64') };
+      await writeFile(join(spool, 'res', `.${id}.tmp`), JSON.stringify(response));
+      await gw('commit', '--spool', spool, '--', id);
+    };
+    return { port, spool, waitOnce, respond };
   }
 
-  it('spools a request, the blocking wait claims it, the response file answers it', async () => {
-    const { port, spool, gw, waitOnce } = await queue();
+  it('spools a request, the blocking wait claims it, the committed answer reaches the caller', async () => {
+    const { port, spool, waitOnce, respond } = await queue();
     const pending = fetch(`http://127.0.0.1:${port}/api/x`, { method: 'PUT', body: 'data' });
     const [claimed] = await waitOnce();
     if (!claimed || !('request' in claimed)) throw new Error(`no request claimed: ${JSON.stringify(claimed)}`);
     expect(claimed.request).toMatchObject({ method: 'PUT', path: '/api/x', body: Buffer.from('data').toString('base64') });
-    const response = { id: claimed.request.id, status: 202, headers: { 'x-q': '1' }, body: Buffer.from('done').toString('base64') };
-    await gw(queueRespondCommand({ spool, id: claimed.request.id }), JSON.stringify(response));
+    await respond(claimed.request.id, 202, 'done');
     const answered = await pending;
     expect(answered.status).toBe(202);
+    expect(answered.headers.get('x-q')).toBe('1');
     expect(await answered.text()).toBe('done');
     expect(await readdir(join(spool, 'res'))).toEqual([]);
+    expect(await readdir(join(spool, 'work'))).toEqual([]);
     // Claimed once: a second wait finds nothing and returns when it expires.
     expect(await waitOnce(50)).toEqual([]);
   });
 
-  it('drops a planted spool file that is no request, and answers 503 when the queue is full', async () => {
+  it('removes planted spool files that are no request, and answers 503 when the queue is full', async () => {
     const { port, spool, waitOnce } = await queue({ maxDepth: 1 });
-    await writeFile(join(spool, 'req', 'evil.json'), '{"id":"other","method":"GET","path":"/x","headers":{},"body":""}\n\n{}');
+    await writeFile(join(spool, 'req', 'evil.json'), '{"id":"other","method":"GET","path":"/x","headers":{},"body":""}');
     await writeFile(join(spool, 'req', 'junk.json'), Buffer.from([0xff, 0x00, 0x0a]));
     const first = fetch(`http://127.0.0.1:${port}/one`);
-    const claimed = await waitOnce();
+    let claimed = await waitOnce();
+    while (claimed.length === 0) claimed = await waitOnce();
     expect(claimed).toHaveLength(1);
     expect(claimed[0]).toMatchObject({ request: { path: '/one' } });
     expect((await fetch(`http://127.0.0.1:${port}/two`)).status).toBe(503);
-    expect((await readdir(join(spool, 'req'))).filter((n) => !n.endsWith('.claimed'))).toEqual([]);
+    expect(await readdir(join(spool, 'req'))).toEqual([]);
     void first.catch(() => undefined);
   });
 });

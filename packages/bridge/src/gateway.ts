@@ -16,7 +16,7 @@ export const GATEWAY_SANDBOX_PATH = '/run/sandcast/bin/sandcast-gateway';
 export const BRIDGE_ENV_PATH = '/run/sandcast/bridge.env';
 
 /** The `queue_v1` spool directory inside a sandbox (docs/spec/bridge-frames.md). */
-export const DEFAULT_SPOOL_DIR = '/run/sandcast-bridge';
+const SPOOL_DIR = '/run/sandcast-bridge';
 
 /** The gateway's exit when it cannot listen on the port (duplex mode also prints a `bind_failed` frame). */
 export const GATEWAY_EXIT_BIND_FAILED = 3;
@@ -55,23 +55,8 @@ export function duplexGatewayCommand(options: { port: number; nonce: string; bin
 
 /** Starts the queue gateway in the background; the command exits 0 once it listens, 3 when the port is taken. */
 export function queueGatewayCommand(options: { port: number; spool?: string; binary?: string } & GatewayLimits): string[] {
-  const { port, spool = DEFAULT_SPOOL_DIR, binary = GATEWAY_SANDBOX_PATH, ...limits } = options;
+  const { port, spool = SPOOL_DIR, binary = GATEWAY_SANDBOX_PATH, ...limits } = options;
   return [binary, 'queue', '--port', String(port), '--spool', spool, '--daemon', ...limitArgs(limits)];
-}
-
-/**
- * The host's blocking list: claims the pending requests and prints each as one canonical JSON line
- * (`checkRequestObject` reads them), waiting up to `timeoutMs` for the first.
- */
-export function queueWaitCommand(options: { timeoutMs: number; spool?: string; binary?: string }): string[] {
-  const { timeoutMs, spool = DEFAULT_SPOOL_DIR, binary = GATEWAY_SANDBOX_PATH } = options;
-  return [binary, 'wait', '--spool', spool, '--timeout-ms', String(Math.max(0, Math.trunc(timeoutMs)))];
-}
-
-/** Writes stdin (a response object) as `res/<id>.json`, atomically. */
-export function queueRespondCommand(options: { id: string; spool?: string; binary?: string }): string[] {
-  const { id, spool = DEFAULT_SPOOL_DIR, binary = GATEWAY_SANDBOX_PATH } = options;
-  return [binary, 'respond', '--spool', spool, '--id', id];
 }
 
 /** `SANDCAST_BRIDGE_URL` for a gateway on `port`. */

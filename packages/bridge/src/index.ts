@@ -28,14 +28,11 @@ export type { GatewayLimits } from './gateway.ts';
 export {
   BRIDGE_ENV_PATH,
   bridgeUrl,
-  DEFAULT_SPOOL_DIR,
   duplexGatewayCommand,
   GATEWAY_EXIT_BIND_FAILED,
   GATEWAY_SANDBOX_PATH,
   GATEWAY_SOURCE,
   queueGatewayCommand,
-  queueRespondCommand,
-  queueWaitCommand,
 } from './gateway.ts';
 export type { HandshakeFailure, HandshakeOptions, HandshakeResult } from './handshake.ts';
 export { awaitReady, createNonce, decodeStream, HANDSHAKE_FAILURES, MAX_PRE_READY_BYTES, READY_TIMEOUT_MS } from './handshake.ts';
