@@ -1,8 +1,12 @@
 import type { Writable } from 'node:stream';
+import type { BridgeMetricsRecorder } from '@sandcast/bridge';
 import type { RouteAccess } from '@sandcast/core';
 import { SandcastError } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
+import { type BridgeServiceOptions, createBridgeService } from './bridge/bridge.service.ts';
+import type { Inject, ResolvedUpstream } from './bridge/bridge-forwarder.ts';
+import { createBridgeMetricsRecorder } from './bridge/bridge-metrics.ts';
 import type { Clock } from './clock.ts';
 import type { ServerConfig } from './config.ts';
 import { registerAccessControl } from './http/auth.ts';
@@ -70,6 +74,8 @@ export interface AppDeps {
   clock?: Clock | undefined;
   /** Where metrics are recorded (`GET /metrics`); default a registry of this app's own. */
   metrics?: Metrics | undefined;
+  /** The host bridge's upstreams (`/upstreams/<name>/...` from inside a sandbox) and tuning. */
+  bridge?: { upstreams?: (() => Promise<ResolvedUpstream[]>) | undefined; options?: BridgeServiceOptions | undefined } | undefined;
 }
 
 export type { RouteEntry } from './http/route-entry.ts';
@@ -104,7 +110,11 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     },
   });
 
-  const services = createServices(deps, app.log);
+  const metrics = deps.metrics ?? createMetrics({ store: deps.store });
+  const services = createServices(deps, app.log, {
+    inject: async (request) => app.inject(request),
+    recorder: createBridgeMetricsRecorder(metrics.registry),
+  });
   // Sandbox ports are answered before Fastify routes anything (their own host names).
   installPortProxy(app.server, {
     hosts: services.portHosts,
@@ -123,7 +133,6 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   });
   registerErrorHandling(app);
   registerRequestLogging(app);
-  const metrics = deps.metrics ?? createMetrics({ store: deps.store });
   registerRequestTiming(app, { metrics });
   registerDrainOnClose(app);
   registerHostGuard(app, {
@@ -136,7 +145,9 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     apiKeys: services.apiKeys,
     settings: services.settings,
     uiSessions: services.uiSessions,
+    bridgeTickets: services.bridges.tickets,
   });
+  app.addHook('preClose', async () => services.bridges.closeAll());
   registerAuthSessionRoutes(app, { mode: deps.config.deploymentMode, uiSessions: services.uiSessions });
   registerHealthRoutes(app, { version: SANDCAST_VERSION, database: deps.store.kind, mode: deps.config.deploymentMode });
   registerSettingsRoutes(app, services);
@@ -189,9 +200,19 @@ function registerDrainOnClose(app: FastifyInstance): void {
 
 export type AppServices = ReturnType<typeof createServices>;
 
-function createServices(deps: AppDeps, log: FastifyBaseLogger) {
+function createServices(deps: AppDeps, log: FastifyBaseLogger, bridge: { inject: Inject; recorder: BridgeMetricsRecorder }) {
   const { store, providers } = deps;
   const settings = createSettingsService({ store });
+  const bridges = createBridgeService({
+    providers,
+    settings,
+    inject: bridge.inject,
+    upstreams: deps.bridge?.upstreams ?? (async () => []),
+    log,
+    recorder: bridge.recorder,
+    options: deps.bridge?.options,
+  });
+  settings.onUpdated((next) => bridges.applySettings(next));
   const policy = async () => ({
     mode: deps.config.deploymentMode,
     allowHostNetwork: (await settings.get()).security.allowHostNetwork,
@@ -242,7 +263,10 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     providers,
     log,
     clock: deps.clock,
-    closePorts: (sandboxId) => ports.closeAllOf({ kind: 'sandbox', id: sandboxId }),
+    closePorts: async (sandboxId) => {
+      await bridges.stop(sandboxId);
+      await ports.closeAllOf({ kind: 'sandbox', id: sandboxId });
+    },
   });
   const terminalHub = createTerminalHub({
     providers,
@@ -261,8 +285,10 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     lifecycle: sandboxLifecycle,
     execOutputMaxBytes: deps.config.execOutputMaxBytes,
     clock: deps.clock,
+    bridgeEnv: (sandboxId) => bridges.env(sandboxId),
   });
   return {
+    bridges,
     listening,
     portHosts,
     portConnections,
@@ -290,6 +316,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
       log,
       clock: deps.clock,
       terminals: terminalHub,
+      bridges,
     }),
     sandboxLifecycle,
     baseImages: createBaseImagesService({

@@ -1,9 +1,9 @@
 import {
   bodyWithinLimit,
   compileRouteAllowlist,
-  filterRequestHeaders,
   type Forwarder,
   type ForwardResponse,
+  filterRequestHeaders,
   refusal,
   resolveUpstream,
   sanitizeResponseHeaders,
@@ -102,7 +102,7 @@ export function createBridgeForwarder(deps: {
       const answer = await (deps.fetch ?? fetch)(target.url, {
         method: request.method,
         headers: { ...headers, authorization: `Bearer ${upstream.credential}` },
-        body: request.method === "GET" || request.method === "HEAD" ? undefined : new Uint8Array(request.body),
+        body: request.method === 'GET' || request.method === 'HEAD' ? undefined : new Uint8Array(request.body),
         redirect: 'manual',
         signal,
       });

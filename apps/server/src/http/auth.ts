@@ -1,10 +1,10 @@
 import { CSRF_HEADER } from '@sandcast/contracts';
 import { allows, type DeploymentMode, type Principal, SandcastError } from '@sandcast/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { BRIDGE_TICKET_HEADER, type BridgeTickets } from '../bridge/bridge-tokens.ts';
 import type { ApiKeysService } from '../services/api-keys.service.ts';
 import type { SettingsService } from '../services/settings.service.ts';
 import type { UiSessionsService } from '../services/ui-sessions.service.ts';
-import { BRIDGE_TICKET_HEADER, type BridgeTickets } from '../bridge/bridge-tokens.ts';
 import { readSessionCookie } from './session-cookie.ts';
 
 declare module 'fastify' {

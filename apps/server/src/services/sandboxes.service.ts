@@ -35,8 +35,15 @@ export function createSandboxesService(deps: {
   execOutputMaxBytes?: number | undefined;
   /** The time source of the last activity (the idle policy counts from it). */
   clock?: Clock | undefined;
+  /** The host bridge's variables for a sandbox's commands (none when it has no bridge). */
+  bridgeEnv?: ((sandboxId: string) => Promise<Record<string, string>>) | undefined;
 }) {
   const { store, lifecycle } = deps;
+  /** A bridged sandbox's commands learn SANDCAST_BRIDGE_URL and SANDCAST_BRIDGE_TOKEN (their own env wins). */
+  const withBridgeEnv = async (id: string, body: ExecBody): Promise<ExecBody> => {
+    const bridge = (await deps.bridgeEnv?.(id)) ?? {};
+    return Object.keys(bridge).length === 0 ? body : { ...body, env: { ...bridge, ...body.env } };
+  };
   const clock = deps.clock ?? systemClock;
 
   const requireSandbox = async (id: string): Promise<Sandbox> => {
@@ -192,13 +199,13 @@ export function createSandboxesService(deps: {
 
     /** Agents may run commands only in sandboxes created with their own key. */
     exec: (id: string, body: ExecBody, actor: Principal): Promise<ExecResult> =>
-      inRunningSandbox(id, actor, (provider, instanceId) =>
-        provider.exec(instanceId, { ...body, maxOutputBytes: deps.execOutputMaxBytes }),
+      inRunningSandbox(id, actor, async (provider, instanceId) =>
+        provider.exec(instanceId, { ...(await withBridgeEnv(id, body)), maxOutputBytes: deps.execOutputMaxBytes }),
       ),
 
     /** The same command, its output handed over as it is produced (no cap: the reader paces it). */
     execStream: (id: string, body: ExecBody, actor: Principal): Promise<ExecProcess> =>
-      inRunningSandbox(id, actor, (provider, instanceId) => provider.execStream(instanceId, body)),
+      inRunningSandbox(id, actor, async (provider, instanceId) => provider.execStream(instanceId, await withBridgeEnv(id, body))),
 
     /** A file's bytes (the caller caps what it answers with). */
     readFile: (id: string, path: string, actor: Principal): Promise<Buffer> =>
