@@ -1,10 +1,9 @@
 import { type BridgeBudgets, checkBudgets, checkPositiveInteger, DEFAULT_BUDGETS } from './budgets.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { encodeFrame } from './codec.ts';
-import { certainlyNotSent, type Forwarder, SAFE_METHODS } from './forward.ts';
+import { type Forwarder, type ForwardRun, runForward, SAFE_METHODS } from './forward.ts';
 import { type BridgeResponse, type DecodeResult, type Frame, MAX_FRAME_BYTES, type RequestFrame } from './frames.ts';
 import { MAX_LIFETIME_REQUESTS, RequestLedger } from './ledger.ts';
-import { sanitizeResponseHeaders } from './policy.ts';
 import { type RefusalCode, refusal } from './refusals.ts';
 import { type BridgeLog, type BridgeTelemetry, type LossClass, noBridgeLog, noBridgeTelemetry, type RequestOutcome } from './telemetry.ts';
 
@@ -67,8 +66,7 @@ interface Pending {
   id: string;
   safe: boolean;
   started: number;
-  controller: AbortController;
-  timers: unknown[];
+  run: ForwardRun;
 }
 
 /**
@@ -127,10 +125,7 @@ export function createDuplexBroker(options: BrokerOptions): DuplexBroker {
   const shutDown = () => {
     over = true;
     clock.clearTimeout(heartbeatTimer);
-    for (const p of pending.values()) {
-      for (const t of p.timers) clock.clearTimeout(t);
-      p.controller.abort();
-    }
+    for (const p of pending.values()) p.run.cancel();
     pending.clear();
     try {
       void iterator.return?.()?.catch(() => undefined);
@@ -158,15 +153,12 @@ export function createDuplexBroker(options: BrokerOptions): DuplexBroker {
   const finish = (p: Pending, response: BridgeResponse, outcome: RequestOutcome) => {
     if (pending.get(p.id) !== p) return;
     pending.delete(p.id);
-    for (const t of p.timers) clock.clearTimeout(t);
     ledger.settle(p.id, response);
     answer(response);
     telemetry.requestFinished('duplex_v1', outcome, seconds(p.started));
   };
 
   const refuse = (p: Pending, code: RefusalCode) => finish(p, refusal(p.id, code), code);
-
-  const unknownOutcome = (p: Pending): RefusalCode => (p.safe ? 'forward_timeout' : 'indeterminate');
 
   const onRequest = (frame: RequestFrame) => {
     const { id } = frame;
@@ -192,32 +184,11 @@ export function createDuplexBroker(options: BrokerOptions): DuplexBroker {
       return;
     }
     ledger.begin(id);
-    const p: Pending = { id, safe: SAFE_METHODS.has(frame.method), started: clock.now(), controller: new AbortController(), timers: [] };
-    pending.set(id, p);
-    p.timers.push(
-      clock.setTimeout(() => p.controller.abort(), budgets.forwardMs),
-      clock.setTimeout(() => refuse(p, unknownOutcome(p)), budgets.responseMs),
-    );
     const request = { id, method: frame.method, path: frame.path, headers: frame.headers, body: Buffer.from(frame.body, 'base64') };
-    Promise.resolve()
-      .then(() => options.forward(request, p.controller.signal))
-      .then(
-        (result) => {
-          const response: BridgeResponse = {
-            id,
-            status: Number.isInteger(result.status) && result.status >= 100 && result.status <= 599 ? result.status : 502,
-            headers: sanitizeResponseHeaders(result.headers ?? {}),
-            body: Buffer.from(result.body ?? new Uint8Array()).toString('base64'),
-          };
-          if (Buffer.byteLength(encodeFrame({ version: 1, type: 'response', ...response })) - 1 > maxFrameBytes)
-            refuse(p, 'response_too_large');
-          else finish(p, response, 'ok');
-        },
-        (error: unknown) => {
-          if (p.controller.signal.aborted) refuse(p, unknownOutcome(p));
-          else refuse(p, p.safe || certainlyNotSent(error) ? 'forward_failed' : 'indeterminate');
-        },
-      );
+    const run = runForward(request, { forward: options.forward, budgets, clock, maxFrameBytes });
+    const p: Pending = { id, safe: SAFE_METHODS.has(frame.method), started: clock.now(), run };
+    pending.set(id, p);
+    void run.settled.then(({ response, outcome }) => finish(p, response, outcome));
   };
 
   const onResult = (result: DecodeResult) => {
@@ -266,7 +237,7 @@ export function createDuplexBroker(options: BrokerOptions): DuplexBroker {
       if (over) return;
       const tally = counts();
       for (const p of [...pending.values()]) {
-        p.controller.abort();
+        p.run.cancel();
         refuse(p, p.safe ? 'bridge_closed' : 'indeterminate');
       }
       send({ version: 1, type: 'error', code: 'channel_closed' });

@@ -5,6 +5,15 @@ export { BRIDGE_CONFIG_ERROR_CODES, BridgeConfigError, checkBudgets, DEFAULT_BUD
 export type { Clock } from './clock.ts';
 export { systemClock } from './clock.ts';
 export { checkRequestObject, createFrameDecoder, encodeFrame, type FrameDecoder } from './codec.ts';
+export type { ExecOutcome, FileBridge, FileBridgeIo, FileBridgeOptions, FileBridgeStats } from './file-bridge.ts';
+export {
+  DEFAULT_SPOOL_DIR,
+  DEFAULT_WAIT_MS,
+  MAX_QUEUED_REQUESTS,
+  SPOOL_ID_PATTERN,
+  spoolCommands,
+  startFileBridge,
+} from './file-bridge.ts';
 export type { Forwarder, ForwardRequest, ForwardResponse } from './forward.ts';
 export { SAFE_METHODS } from './forward.ts';
 export type {
