@@ -949,7 +949,7 @@ static int run_commit(int argc, char **argv, int first) {
 /* ---------- request: a minimal HTTP client for $SANDCAST_BRIDGE_URL ---------- */
 static int run_request(int argc, char **argv) {
   const char *method = NULL, *path = NULL, *url = getenv("SANDCAST_BRIDGE_URL"), *token = getenv("SANDCAST_BRIDGE_TOKEN");
-  buf_t body = {0}, hdrs = {0}; int include = 0, has_auth = 0, has_body = 0;
+  buf_t body = {0}, hdrs = {0}; int include = 0, has_auth = 0, has_body = 0; long repeat = 1;
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "-X") && i + 1 < argc) method = argv[++i];
     else if (!strcmp(argv[i], "-H") && i + 1 < argc) { if (!strncasecmp(argv[i + 1], "authorization:", 14)) has_auth = 1; b_str(&hdrs, argv[++i]); b_str(&hdrs, "\r\n"); }
@@ -958,11 +958,12 @@ static int run_request(int argc, char **argv) {
       if (d[0] == '@') { int fd = open(d + 1, O_RDONLY); char c[65536]; ssize_t r; if (fd < 0) { perror(d + 1); return 2; } while ((r = read(fd, c, sizeof c)) > 0) b_put(&body, c, (size_t)r); close(fd); }
       else b_str(&body, d);
     } else if (!strcmp(argv[i], "-i")) include = 1;
+    else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = strtol(argv[++i], NULL, 10) > 0 ? strtol(argv[i], NULL, 10) : 1;
     else path = argv[i];
   }
   int port = 0;
   if (!url || sscanf(url, "http://127.0.0.1:%d", &port) != 1 || !path || path[0] != '/') {
-    fprintf(stderr, "usage: SANDCAST_BRIDGE_URL=http://127.0.0.1:<port> sandcast-gateway request [-X M] [-H 'k: v'] [-d DATA|@file] [-i] /path\n");
+    fprintf(stderr, "usage: SANDCAST_BRIDGE_URL=http://127.0.0.1:<port> sandcast-gateway request [-X M] [-H 'k: v'] [-d DATA|@file] [-i] [--repeat N] /path\n");
     return 2;
   }
   if (!method) method = has_body ? "POST" : "GET";
@@ -972,15 +973,27 @@ static int run_request(int argc, char **argv) {
   b_put(&req, hdrs.p ? hdrs.p : "", hdrs.n);
   snprintf(line, sizeof line, "content-length: %zu\r\nconnection: close\r\n\r\n", body.n); b_str(&req, line);
   b_put(&req, body.p ? body.p : "", body.n);
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_in a = {0};
-  a.sin_family = AF_INET; a.sin_port = htons((uint16_t)port); a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) { perror("sandcast-gateway: connect"); return 7; }
   signal(SIGPIPE, SIG_IGN);
-  write_all(fd, req.p, req.n);
-  buf_t res = {0}; char c[65536]; ssize_t r;
-  while ((r = read(fd, c, sizeof c)) > 0) b_put(&res, c, (size_t)r);
-  close(fd);
+  /* --repeat N: the same request N times in a row; prints "<status> <count>" lines, not bodies. */
+  int counts[600] = {0}, failures = 0;
+  buf_t res = {0};
+  for (long round = 0; round < repeat; round++) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET; a.sin_port = htons((uint16_t)port); a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) { if (repeat == 1) { perror("sandcast-gateway: connect"); return 7; } failures++; if (fd >= 0) close(fd); continue; }
+    write_all(fd, req.p, req.n);
+    res.n = 0; char c[65536]; ssize_t r;
+    while ((r = read(fd, c, sizeof c)) > 0) b_put(&res, c, (size_t)r);
+    close(fd);
+    int status = res.n >= 12 && !memcmp(res.p, "HTTP/1.1 ", 9) ? atoi(res.p + 9) : 0;
+    if (status >= 100 && status < 600) counts[status]++; else failures++;
+  }
+  if (repeat > 1) {
+    for (int s = 100; s < 600; s++) if (counts[s]) printf("%d %d\n", s, counts[s]);
+    if (failures) printf("failed %d\n", failures);
+    return 0;
+  }
   char *split = res.n >= 4 ? memmem(res.p, res.n, "\r\n\r\n", 4) : NULL;
   if (!split) { fprintf(stderr, "sandcast-gateway: no HTTP answer\n"); return 8; }
   size_t off = include ? 0 : (size_t)(split - res.p) + 4;

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_SPOOL_DIR } from './file-bridge.ts';
 
 /*
  * The in-sandbox gateway (native/sandcast-gateway.c) as the host starts it: where it lives inside
@@ -14,9 +15,6 @@ export const GATEWAY_SANDBOX_PATH = '/run/sandcast/bin/sandcast-gateway';
 
 /** The file with `SANDCAST_BRIDGE_URL` and `SANDCAST_BRIDGE_TOKEN` for processes the host did not start. */
 export const BRIDGE_ENV_PATH = '/run/sandcast/bridge.env';
-
-/** The `queue_v1` spool directory inside a sandbox (docs/spec/bridge-frames.md). */
-const SPOOL_DIR = '/run/sandcast-bridge';
 
 /** The gateway's exit when it cannot listen on the port (duplex mode also prints a `bind_failed` frame). */
 export const GATEWAY_EXIT_BIND_FAILED = 3;
@@ -55,7 +53,7 @@ export function duplexGatewayCommand(options: { port: number; nonce: string; bin
 
 /** Starts the queue gateway in the background; the command exits 0 once it listens, 3 when the port is taken. */
 export function queueGatewayCommand(options: { port: number; spool?: string; binary?: string } & GatewayLimits): string[] {
-  const { port, spool = SPOOL_DIR, binary = GATEWAY_SANDBOX_PATH, ...limits } = options;
+  const { port, spool = DEFAULT_SPOOL_DIR, binary = GATEWAY_SANDBOX_PATH, ...limits } = options;
   return [binary, 'queue', '--port', String(port), '--spool', spool, '--daemon', ...limitArgs(limits)];
 }
 

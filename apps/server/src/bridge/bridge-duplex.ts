@@ -21,6 +21,8 @@ export interface DuplexTestHooks {
   command?: ((command: string[]) => string[]) | undefined;
   /** The nonce the gateway is started with, when it should differ from the one expected. */
   gatewayNonce?: ((nonce: string) => string) | undefined;
+  /** Hands over a function that cuts the host's end of the stream (a lost channel, the gateway left running). */
+  onReady?: ((cut: () => void) => void) | undefined;
 }
 
 export interface DuplexOptions {
@@ -93,5 +95,6 @@ export async function openDuplexChannel(options: {
     log: options.log,
     ...(options.duplex.heartbeatIntervalMs ? { heartbeatIntervalMs: options.duplex.heartbeatIntervalMs } : {}),
   });
+  hooks?.onReady?.(() => stdin.destroy());
   return { ok: true, broker, process };
 }

@@ -7,6 +7,7 @@ import {
   bridgeUrl,
   type ChannelEnd,
   createBridgeTelemetry,
+  DEFAULT_SPOOL_DIR,
   type DuplexBroker,
   decideTransport,
   type FallbackReason,
