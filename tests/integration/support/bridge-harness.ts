@@ -54,7 +54,12 @@ export function useBridgeServer(provider: (dataDir: string) => SandboxProvider, 
         upstreams: async () => [{ name: 'echo', baseUrl: url, allowedPaths: ['/v1/*'], credential: UPSTREAM_SECRET }],
         options: {
           fileWaitMs: 2000,
-          pickPort: () => state.port ?? randomInt(20_000, 60_000),
+          // A port a test chose is used once (the file bridge's retry then gets a random one).
+          pickPort: () => {
+            const chosen = state.port;
+            state.port = null;
+            return chosen ?? randomInt(20_000, 60_000);
+          },
           duplex: {
             readyTimeoutMs: 3000,
             hooks: {

@@ -21,7 +21,7 @@ export interface DuplexTestHooks {
   command?: ((command: string[]) => string[]) | undefined;
   /** The nonce the gateway is started with, when it should differ from the one expected. */
   gatewayNonce?: ((nonce: string) => string) | undefined;
-  /** Hands over a function that cuts the host's end of the stream (a lost channel, the gateway left running). */
+  /** Hands over a function that cuts the stream from the host's side (the channel is lost, the gateway sees it end). */
   onReady?: ((cut: () => void) => void) | undefined;
 }
 
@@ -31,7 +31,9 @@ export interface DuplexOptions {
   hooks?: DuplexTestHooks | undefined;
 }
 
-export type OpenedDuplex = { ok: true; broker: DuplexBroker; process: ExecProcess } | { ok: false; reason: HandshakeFailure };
+export type OpenedDuplex =
+  | { ok: true; broker: DuplexBroker; process: ExecProcess; endInput: () => void }
+  | { ok: false; reason: HandshakeFailure };
 
 /** The command's stdout as bytes (its stderr is read and dropped, so it never blocks the gateway). */
 async function* stdoutOf(process: ExecProcess): AsyncGenerator<Uint8Array> {
@@ -95,6 +97,10 @@ export async function openDuplexChannel(options: {
     log: options.log,
     ...(options.duplex.heartbeatIntervalMs ? { heartbeatIntervalMs: options.duplex.heartbeatIntervalMs } : {}),
   });
-  hooks?.onReady?.(() => stdin.destroy());
-  return { ok: true, broker, process };
+  // Ending the gateway's stdin is the end of the channel for it: it answers what it holds and exits.
+  const endInput = () => {
+    if (!stdin.writableEnded) stdin.end();
+  };
+  hooks?.onReady?.(endInput);
+  return { ok: true, broker, process, endInput };
 }

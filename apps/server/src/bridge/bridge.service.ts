@@ -43,7 +43,7 @@ interface Running {
   port: number;
   token: string;
   status: BridgeStatus;
-  duplex: { broker: DuplexBroker; process: ExecProcess } | null;
+  duplex: { broker: DuplexBroker; process: ExecProcess; endInput: () => void } | null;
   file: FileBridge | null;
   forward: ReturnType<typeof createBridgeForwarder>;
   telemetry: ReturnType<typeof createBridgeTelemetry>;
@@ -145,7 +145,8 @@ export function createBridgeService(deps: {
     const duplex = run.duplex;
     if (!duplex) return;
     run.duplex = null;
-    // The gateway exits once its stdin ends; the port is free for the file bridge after that.
+    // The gateway exits once its stdin ends (answering what it still holds); the port is free after that.
+    duplex.endInput();
     const exited = await Promise.race([duplex.process.exit.then(() => true), new Promise((r) => setTimeout(() => r(false), 2000))]);
     if (!exited) await duplex.process.kill().catch(() => undefined);
     if (run.stopped) return;
@@ -162,7 +163,11 @@ export function createBridgeService(deps: {
     const registered = deps.providers.get(target.providerId);
     if (!registered) throw new Error(`provider ${target.providerId} is not registered`);
     const provider = registered.provider;
-    await provider.writeFile(target.instanceId, GATEWAY_SANDBOX_PATH, await gatewayBytes(), { mode: 0o755 });
+    // Written beside and renamed over: a gateway still running from the file (a restart) keeps its copy.
+    const staged = `${GATEWAY_SANDBOX_PATH}.${randomInt(1e9)}`;
+    await provider.writeFile(target.instanceId, staged, await gatewayBytes(), { mode: 0o755 });
+    const moved = await provider.exec(target.instanceId, { command: ['mv', '-f', staged, GATEWAY_SANDBOX_PATH], timeoutMs: 15_000 });
+    if (moved.exitCode !== 0) throw new Error(`the bridge gateway could not be installed: ${moved.stderr.trim()}`);
     const token = tokens.issue({ sandboxId: target.sandboxId, sessionId: target.sessionId, principal: target.principal });
     const binding = { sandboxId: target.sandboxId, sessionId: target.sessionId, principal: target.principal };
     const run: Running = {
@@ -196,7 +201,7 @@ export function createBridgeService(deps: {
         duplex: options.duplex ?? {},
       });
       if (opened.ok) {
-        run.duplex = { broker: opened.broker, process: opened.process };
+        run.duplex = { broker: opened.broker, process: opened.process, endInput: opened.endInput };
         run.status = { transport: 'duplex_v1', fallbackReason: null, url: bridgeUrl(run.port) };
         run.telemetry.channelOpened();
         void opened.broker.ended.then((end) => afterDuplex(run, end));
