@@ -51,6 +51,11 @@ const BENCHMARKS: Benchmark[] = [
     what: 'keystroke round trip and flood through the WebSocket vs a direct PTY',
     args: ['--keystrokes', '200', '--flood-mib', '256'],
   },
+  {
+    name: 'bridge',
+    what: 'host bridge round trip: duplex_v1 vs queue_v1 vs direct loopback HTTP (gateway on this host)',
+    args: ['--requests', '2000', '--file-requests', '200'],
+  },
   { name: 'ports', what: 'a sandbox port through the proxy vs a direct loopback connection', args: ['--requests', '200', '--mib', '64'] },
 ];
 
