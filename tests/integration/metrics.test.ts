@@ -51,6 +51,17 @@ describe('GET /metrics', () => {
     expect(sample(scrape, 'sandcast_http_request_duration_seconds_count{method="GET",route="(unmatched)",status_class="4xx"}')).toBe(1);
   });
 
+  it('declares the bridge metrics on the scraped registry', () => {
+    for (const [name, type] of [
+      ['sandbox_duplex_channel_open_total', 'counter'],
+      ['sandbox_duplex_channel_fallback_total', 'counter'],
+      ['sandbox_duplex_channel_loss_total', 'counter'],
+      ['sandbox_bridge_request_duration_seconds', 'histogram'],
+    ]) {
+      expect(scrape).toContain(`# TYPE ${name} ${type}`);
+    }
+  });
+
   it('times provider calls and counts their errors by code', () => {
     expect(sample(scrape, 'sandcast_provider_call_duration_seconds_count{provider="fake",operation="create"}')).toBe(2);
     expect(sample(scrape, 'sandcast_provider_call_errors_total{provider="fake",operation="create",code="backend"}')).toBe(1);

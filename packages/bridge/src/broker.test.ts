@@ -6,6 +6,7 @@ import type { ForwardRequest, ForwardResponse } from './forward.ts';
 import type { ResponseFrame } from './frames.ts';
 import { decodeStream } from './handshake.ts';
 import { MAX_LIFETIME_REQUESTS } from './ledger.ts';
+import { refusalAnswer } from './refusals.ts';
 import { createManualClock, createMemoryByteSource, createMemoryFrameSink, settle } from './testing/index.ts';
 
 interface Call {
@@ -181,6 +182,24 @@ describe('createDuplexBroker', () => {
     expect(t.errorCode(t.answerOf('n')[0])).toBe('forward_failed');
   });
 
+  it('counts a policy refusal from the forwarder under its code', async () => {
+    const outcomes: string[] = [];
+    const t = setup({
+      telemetry: {
+        channelOpened: () => undefined,
+        channelFellBack: () => undefined,
+        channelLost: () => undefined,
+        requestFinished: (_transport, outcome) => outcomes.push(outcome),
+      },
+      forward: async () => refusalAnswer('route_not_allowed'),
+    });
+    t.send('nope', 'DELETE');
+    await settle();
+    expect(t.answerOf('nope')[0]?.status).toBe(403);
+    expect(t.errorCode(t.answerOf('nope')[0])).toBe('route_not_allowed');
+    expect(outcomes).toEqual(['route_not_allowed']);
+  });
+
   it('refuses an answer too large for a frame', async () => {
     const t = setup({ maxFrameBytes: 1000 });
     t.send('big');
@@ -194,10 +213,12 @@ describe('createDuplexBroker', () => {
     const t = setup();
     t.input.push('{"version":1,"type":"request","id":"m","method":"get","path":"/","headers":{},"body":""}\n');
     t.input.push('garbage\n');
+    t.input.push(encodeFrame({ version: 1, type: 'request', id: 'i'.repeat(257), method: 'GET', path: '/', headers: {}, body: '' }));
     await settle();
     expect(t.errorCode(t.answerOf('m')[0])).toBe('malformed_request');
     expect(t.calls).toHaveLength(0);
-    expect(t.broker.stats().decodeErrors).toBe(2);
+    expect(t.responses()).toHaveLength(1);
+    expect(t.broker.stats().decodeErrors).toBe(3);
   });
 
   it('sends a heartbeat every 5 s and stays open while the gateway sends its own', async () => {
@@ -266,6 +287,54 @@ describe('createDuplexBroker', () => {
     expect(t.end()).toEqual({ kind: 'closed', reason: 'kill_switch', pendingSafe: 1, pendingUnsafe: 1 });
     t.broker.close('teardown');
     expect(t.input.released).toBe(true);
+  });
+
+  it('stops reading requests while the gateway does not read its stdin, and loses the channel if it never does', async () => {
+    const clock = createManualClock();
+    const input = createMemoryByteSource();
+    const written = createMemoryFrameSink();
+    let full = true;
+    let drained: () => void = () => undefined;
+    const forwarded: string[] = [];
+    const broker = createDuplexBroker({
+      frames: decodeStream(input),
+      sink: {
+        write: (line) => {
+          written.write(line);
+          return !full;
+        },
+        end: () => written.end(),
+        drained: () => new Promise<void>((resolve) => (drained = resolve)),
+      },
+      clock,
+      forward: async (request) => {
+        forwarded.push(request.id);
+        return { status: 200, headers: {}, body: new Uint8Array(10) };
+      },
+    });
+    let end: ChannelEnd | undefined;
+    void broker.ended.then((e) => {
+      end = e;
+    });
+    const send = (id: string) =>
+      input.push(encodeFrame({ version: 1, type: 'request', id, method: 'GET', path: '/', headers: {}, body: '' }));
+    send('first');
+    await settle();
+    send('second');
+    await settle();
+    expect(forwarded).toEqual(['first']);
+    full = false;
+    drained();
+    await settle();
+    expect(forwarded).toEqual(['first', 'second']);
+    full = true;
+    send('third');
+    await settle();
+    for (let i = 0; i < 4; i++) {
+      input.push('{"version":1,"type":"heartbeat"}\n');
+      await clock.advance(5_000);
+    }
+    expect(end).toMatchObject({ kind: 'lost', lossClass: 'write_failed' });
   });
 
   it('stays bounded under a flood of 10,000 requests', async () => {

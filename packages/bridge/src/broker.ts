@@ -12,10 +12,16 @@ export const HEARTBEAT_INTERVAL_MS = 5_000;
 /** Intervals of silence after which the channel is lost. */
 export const MISSED_HEARTBEATS = 3;
 
-/** Where the host's frames go: the gateway's stdin. */
+/**
+ * Where the host's frames go: the gateway's stdin. `write` returning `false` means the sink is
+ * full (a Node stream's `write`); with `drained` (a Node stream's `once('drain')`) the broker then
+ * stops reading requests until it drains, so a gateway that does not read cannot make the host
+ * buffer without bound — and one that stays full for the loss period has lost the channel.
+ */
 export interface FrameSink {
-  write(line: string): void;
+  write(line: string): boolean | undefined;
   end(): void;
+  drained?(): Promise<void>;
 }
 
 /** Why the host closed a channel on purpose. */
@@ -93,6 +99,9 @@ export function createDuplexBroker(options: BrokerOptions): DuplexBroker {
   let over = false;
   let decodeErrors = 0;
   let lastHeard = clock.now();
+  /** Since when the sink has been full, or undefined. */
+  let fullSince: number | undefined;
+  let drain: Promise<void> | undefined;
   let heartbeatTimer: unknown;
   let resolveEnded: (end: ChannelEnd) => void = () => undefined;
   const ended = new Promise<ChannelEnd>((resolve) => {
@@ -105,7 +114,18 @@ export function createDuplexBroker(options: BrokerOptions): DuplexBroker {
   const send = (frame: Frame): boolean => {
     if (over) return false;
     try {
-      options.sink.write(encodeFrame(frame));
+      const room = options.sink.write(encodeFrame(frame));
+      if (room === false && options.sink.drained && fullSince === undefined) {
+        fullSince = clock.now();
+        drain = options.sink.drained().then(
+          () => {
+            fullSince = undefined;
+            drain = undefined;
+            lastHeard = clock.now(); // nothing was read while full: the silence was not the gateway's
+          },
+          () => lose('write_failed'),
+        );
+      }
       return true;
     } catch {
       lose('write_failed');
@@ -206,6 +226,11 @@ export function createDuplexBroker(options: BrokerOptions): DuplexBroker {
 
   const beat = () => {
     if (over) return;
+    // A full sink first: while it is full the gateway's lines are not read, so its silence is ours.
+    if (fullSince !== undefined && clock.now() - fullSince >= interval * missed) {
+      lose('write_failed');
+      return;
+    }
     if (clock.now() - lastHeard >= interval * missed) {
       lose('heartbeat_timeout');
       return;
@@ -218,6 +243,8 @@ export function createDuplexBroker(options: BrokerOptions): DuplexBroker {
     try {
       for (;;) {
         const step = await iterator.next();
+        // While the gateway does not read its stdin, its requests wait (one decoded chunk at most).
+        while (drain && !over) await Promise.race([drain, ended]);
         if (over) return;
         if (step.done) break;
         onResult(step.value);
@@ -240,6 +267,7 @@ export function createDuplexBroker(options: BrokerOptions): DuplexBroker {
         p.run.cancel();
         refuse(p, p.safe ? 'bridge_closed' : 'indeterminate');
       }
+      if (over) return; // a write failed while answering: the channel was lost instead
       send({ version: 1, type: 'error', code: 'channel_closed' });
       shutDown();
       log.info({ event: 'duplex_channel_closed', reason, ...tally }, 'duplex bridge channel closed by the host');

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createFrameDecoder, encodeFrame } from './codec.ts';
+import { checkRequestObject, createFrameDecoder, encodeFrame } from './codec.ts';
 import { DECODE_ERROR_CODES, type Frame } from './frames.ts';
 
 /** Splits `data` at the given cut points (taken modulo its length). */
@@ -102,6 +102,20 @@ describe('the decoder under fuzzing', () => {
         },
       ),
       { numRuns: 400, seed: 16 },
+    );
+  });
+
+  it('checks any JSON value as a file bridge request without throwing', () => {
+    const requestLike = fc.record(
+      { id: fc.oneof(fc.string(), fc.integer()), method: fc.string(), path: fc.string(), headers: fc.jsonValue(), body: fc.string() },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(fc.oneof(fc.jsonValue(), requestLike), (value) => {
+        const checked = checkRequestObject(value);
+        expect('request' in checked || codes.has(checked.error)).toBe(true);
+      }),
+      { numRuns: 500, seed: 17 },
     );
   });
 });

@@ -60,7 +60,8 @@ function idProblem(value: unknown): DecodeErrorCode | undefined {
 function validHeaders(value: unknown): value is FrameHeaders {
   if (!isPlainObject(value)) return false;
   for (const [name, text] of Object.entries(value)) {
-    if (!TOKEN.test(name) || typeof text !== 'string') return false;
+    // `__proto__` is a token, but no object can hold it as an ordinary key: refused everywhere.
+    if (!TOKEN.test(name) || name === '__proto__' || typeof text !== 'string') return false;
   }
   return true;
 }

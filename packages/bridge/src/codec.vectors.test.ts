@@ -21,8 +21,17 @@ const run = (vector: Vector): DecodeResult[] => {
 };
 
 describe('the shared codec vectors', () => {
-  it('exist', () => {
+  it('exist, and keep to the fields the README lists (so a C runner needs nothing else)', () => {
     expect(files.length).toBeGreaterThanOrEqual(4);
+    for (const file of files) {
+      const content = JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as { description: unknown; vectors: Record<string, unknown>[] };
+      expect(Object.keys(content).sort()).toEqual(['description', 'vectors']);
+      for (const vector of content.vectors) {
+        for (const key of Object.keys(vector)) expect(['name', 'max_frame_bytes', 'chunks', 'expect']).toContain(key);
+        for (const e of vector.expect as Record<string, unknown>[])
+          expect(Object.keys(e).sort()).toEqual('error' in e ? ['error'] : ['frame', 'line']);
+      }
+    }
   });
 
   for (const file of files) {

@@ -20,6 +20,8 @@ export const DEFAULT_SPOOL_DIR = '/run/sandcast-bridge';
 export const DEFAULT_WAIT_MS = 25_000;
 /** The most requests claimed and not yet answered. */
 export const MAX_QUEUED_REQUESTS = 64;
+/** How long stop() waits for answers being written. */
+const STOP_GRACE_MS = 5_000;
 /** A request id as a file name: no dot first, no separator. */
 export const SPOOL_ID_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
 
@@ -171,14 +173,15 @@ export function startFileBridge(options: FileBridgeOptions): FileBridge {
     telemetry.requestFinished('queue_v1', code, Math.max(0, clock.now() - started) / 1000);
   };
 
-  const handle = async (id: string) => {
+  const handlers = new Set<Promise<void>>();
+  const handle = (id: string) => {
     active++;
-    try {
-      await handleClaimed(id);
-    } finally {
+    const handler = handleClaimed(id).finally(() => {
       active--;
+      handlers.delete(handler);
       slotFreed?.();
-    }
+    });
+    handlers.add(handler);
   };
 
   const handleClaimed = async (id: string) => {
@@ -269,7 +272,7 @@ export function startFileBridge(options: FileBridgeOptions): FileBridge {
         continue;
       }
       failures = 0;
-      for (const id of ids) void handle(id);
+      for (const id of ids) handle(id);
     }
   };
 
@@ -284,7 +287,19 @@ export function startFileBridge(options: FileBridgeOptions): FileBridge {
       for (const wake of [...sleepers]) wake();
       for (const entry of [...inFlight.values()]) entry.cancel();
       await running;
-      await settleAll(writes);
+      // What is in flight was answered just now; a provider call that hangs does not hold stop() past the grace.
+      let graceTimer: unknown;
+      const grace = new Promise<void>((resolve) => {
+        graceTimer = clock.setTimeout(resolve, STOP_GRACE_MS);
+      });
+      await Promise.race([
+        (async () => {
+          await settleAll(handlers);
+          await settleAll(writes);
+        })(),
+        grace,
+      ]);
+      clock.clearTimeout(graceTimer);
       if (toCommit.length > 0) {
         try {
           await options.exec(commands.commit(toCommit.splice(0)), { timeoutMs: 10_000 });
@@ -298,6 +313,6 @@ export function startFileBridge(options: FileBridgeOptions): FileBridge {
   };
 }
 
-async function settleAll(promises: Set<Promise<void>>): Promise<void> {
+async function settleAll(promises: Set<Promise<unknown>>): Promise<void> {
   while (promises.size > 0) await Promise.allSettled([...promises]);
 }

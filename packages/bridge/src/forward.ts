@@ -3,7 +3,7 @@ import type { Clock } from './clock.ts';
 import { encodeFrame } from './codec.ts';
 import type { BridgeResponse, FrameHeaders } from './frames.ts';
 import { sanitizeResponseHeaders } from './policy.ts';
-import { type RefusalCode, refusal } from './refusals.ts';
+import { REFUSALS, type RefusalCode, refusal } from './refusals.ts';
 import type { RequestOutcome } from './telemetry.ts';
 
 /** Safe methods: repeating them changes nothing, so an unknown outcome can be retried. */
@@ -23,6 +23,8 @@ export interface ForwardResponse {
   status: number;
   headers: FrameHeaders;
   body: Uint8Array;
+  /** Set by `refusalAnswer`: the request was refused by policy, and is counted so. */
+  refusal?: RefusalCode | undefined;
 }
 
 /**
@@ -97,7 +99,7 @@ export function runForward(
         };
         const bytes = Buffer.byteLength(encodeFrame({ version: 1, type: 'response', ...response })) - 1;
         if (bytes > options.maxFrameBytes) refuse('response_too_large');
-        else settle(response, 'ok');
+        else settle(response, result.refusal !== undefined && Object.hasOwn(REFUSALS, result.refusal) ? result.refusal : 'ok');
       },
       (error: unknown) => {
         if (controller.signal.aborted) refuse(unknown());

@@ -60,7 +60,7 @@ export {
   UPSTREAM_PREFIX,
 } from './policy.ts';
 export type { RefusalCode } from './refusals.ts';
-export { REFUSAL_CODES, REFUSALS, refusal } from './refusals.ts';
+export { REFUSAL_CODES, REFUSALS, refusal, refusalAnswer } from './refusals.ts';
 export type {
   BridgeCounterName,
   BridgeHistogramName,

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   base64Bytes,
@@ -33,6 +34,7 @@ describe('normalizeBridgePath', () => {
     ['/api\\admin', 'backslash'],
     ['/api/%5cadmin', 'backslash'],
     ['/api/a%2fb', 'encoded_separator'],
+    ['/api/%252e%252e/admin', 'double_encoded'],
     ['/api/a b', 'bad_character'],
     ['/api/é', 'bad_character'],
     ['/api/x#frag', 'bad_character'],
@@ -144,5 +146,52 @@ describe('resolveUpstream', () => {
     expect(resolveUpstream(upstreams, '/upstreams/llm//evil.example/v1')).toEqual({ ok: false, reason: 'empty_segment' });
     expect(resolveUpstream(upstreams, '/upstreams/llm/v1/models/a\\b')).toEqual({ ok: false, reason: 'backslash' });
     expect(resolveUpstream(upstreams, '/upstreams/llm/v1/models/a%00')).toEqual({ ok: false, reason: 'nul' });
+  });
+});
+
+describe('the policy under fuzzing', () => {
+  const pathChars = fc.constantFrom('/', '.', '%', '2', 'e', 'E', 'f', '5', 'c', '0', '\\', 'a', 's', '_', '1', '?', '#', ' ', '\0');
+  const hostilePath = fc.array(pathChars, { maxLength: 40 }).map((chars) => chars.join(''));
+  const prefixed = fc.tuple(fc.constantFrom('/api/sessions/', '/upstreams/llm/v1/models/', '/'), hostilePath).map(([a, b]) => a + b);
+
+  const decodedSegments = (path: string) =>
+    path
+      .slice(1)
+      .split('/')
+      .map((segment) => {
+        try {
+          return decodeURIComponent(segment);
+        } catch {
+          return segment;
+        }
+      });
+
+  it('never passes a path that decodes to a dot segment, a double slash, a backslash or NUL', () => {
+    fc.assert(
+      fc.property(prefixed, (raw) => {
+        const checked = normalizeBridgePath(raw);
+        if (!checked.ok) return;
+        expect(checked.path.includes('//')).toBe(false);
+        for (const segment of decodedSegments(checked.path)) {
+          expect(segment === '.' || segment === '..').toBe(false);
+          expect(/[\\\0/]/.test(segment)).toBe(false);
+        }
+      }),
+      { numRuns: 2000, seed: 61 },
+    );
+  });
+
+  it('matches :sessionId to the bound session only, and upstream URLs stay under their base', () => {
+    const routes = compileRouteAllowlist(['GET /api/sessions/:sessionId/files', 'GET /api/sessions/:sessionId'], { sessionId: 'ses_1' });
+    const upstreams = [{ name: 'llm', baseUrl: 'https://llm.example.com/api/', allowedPaths: ['/v1/models/*'] }];
+    fc.assert(
+      fc.property(prefixed, (raw) => {
+        const match = routes.match('GET', raw);
+        if (match) expect(match.params.sessionId).toBe('ses_1');
+        const upstream = resolveUpstream(upstreams, raw);
+        if (upstream.ok) expect(upstream.url.startsWith('https://llm.example.com/api/v1/models/')).toBe(true);
+      }),
+      { numRuns: 2000, seed: 62 },
+    );
   });
 });

@@ -84,11 +84,19 @@ export function bodyWithinLimit(body: string | Uint8Array, limit = MAX_BRIDGE_BO
   return (typeof body === 'string' ? base64Bytes(body) : body.length) <= limit;
 }
 
-export type PathRefusal = 'not_absolute' | 'dot_segment' | 'empty_segment' | 'nul' | 'backslash' | 'encoded_separator' | 'bad_character';
+export type PathRefusal =
+  | 'not_absolute'
+  | 'dot_segment'
+  | 'empty_segment'
+  | 'nul'
+  | 'backslash'
+  | 'encoded_separator'
+  | 'double_encoded'
+  | 'bad_character';
 
 /**
  * A bridged path checked and split: absolute, no `.` or `..` segment (plain or percent-encoded),
- * no `//`, no NUL, no backslash, no encoded `/` or `\`, printable ASCII only. Nothing is decoded
+ * no `//`, no NUL, no backslash, no encoded `/` or `\`, no `%25`, printable ASCII only. Nothing is decoded
  * or rewritten: what passes is exactly what the upstream gets.
  */
 export function normalizeBridgePath(raw: string): { ok: true; path: string; query: string } | { ok: false; reason: PathRefusal } {
@@ -100,6 +108,8 @@ export function normalizeBridgePath(raw: string): { ok: true; path: string; quer
   if (!/^[\x21-\x7e]*$/.test(raw) || raw.includes('#')) return { ok: false, reason: 'bad_character' };
   if (!path.startsWith('/')) return { ok: false, reason: 'not_absolute' };
   if (/%2f/i.test(path)) return { ok: false, reason: 'encoded_separator' };
+  // `%25` decodes to `%`: an upstream that decodes twice would see `%2e%2e` as `..`.
+  if (/%25/.test(path)) return { ok: false, reason: 'double_encoded' };
   const segments = path.slice(1).split('/');
   for (let i = 0; i < segments.length; i++) {
     const segment = (segments[i] as string).replace(/%2e/gi, '.');

@@ -1,4 +1,4 @@
-import type { BridgeResponse } from './frames.ts';
+import type { BridgeResponse, FrameHeaders } from './frames.ts';
 
 /**
  * The answers the bridge itself gives a process in the sandbox, instead of the upstream's. Each
@@ -30,18 +30,26 @@ export const REFUSALS = {
 export type RefusalCode = keyof typeof REFUSALS;
 export const REFUSAL_CODES = Object.keys(REFUSALS) as RefusalCode[];
 
-/** The bridge's own answer to request `id`, as a Sandcast error envelope. */
-export function refusal(id: string, code: RefusalCode): BridgeResponse {
+/**
+ * A refusal as a forwarder answers it (`route_not_allowed`, `payload_too_large`): the bridge
+ * counts the request under this code instead of `ok`.
+ */
+export function refusalAnswer(code: RefusalCode): { status: number; headers: FrameHeaders; body: Uint8Array; refusal: RefusalCode } {
   const { status, retryable, message } = REFUSALS[code];
-  const body = JSON.stringify({ error: { code, message, details: { retryable } } });
   return {
-    id,
     status,
     headers: {
       'content-type': 'application/json',
       'x-sandcast-bridge-retryable': String(retryable),
       ...(code === 'bridge_busy' ? { 'retry-after': '1' } : {}),
     },
-    body: Buffer.from(body).toString('base64'),
+    body: Buffer.from(JSON.stringify({ error: { code, message, details: { retryable } } })),
+    refusal: code,
   };
+}
+
+/** The bridge's own answer to request `id`, as a Sandcast error envelope. */
+export function refusal(id: string, code: RefusalCode): BridgeResponse {
+  const { status, headers, body } = refusalAnswer(code);
+  return { id, status, headers, body: Buffer.from(body).toString('base64') };
 }

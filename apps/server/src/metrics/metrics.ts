@@ -1,6 +1,8 @@
+import type { BridgeMetricsRecorder } from '@sandcast/bridge';
 import { SANDBOX_STATUSES, SETUP_SESSION_STATUSES } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { createBridgeMetricsRecorder } from './bridge-metrics.ts';
 
 /**
  * Every metric Sandcast exports (docs/spec/http-api.md, "Metrics"). Labels take values from closed
@@ -14,6 +16,8 @@ export interface Metrics {
   providerCallErrors: Counter<'provider' | 'operation' | 'code'>;
   reconcilerPasses: Counter<'outcome'>;
   reconcilerPassDuration: Histogram;
+  /** The host↔sandbox bridge's counters and histogram; hand it to `createBridgeTelemetry`. */
+  bridge: BridgeMetricsRecorder;
 }
 
 /** Fills every status of a closed tuple, zero where the database has none. */
@@ -90,6 +94,7 @@ export function createMetrics(deps: { store: Store }): Metrics {
       buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120],
       registers: [registry],
     }),
+    bridge: createBridgeMetricsRecorder(registry),
   };
   return { registry: Registry.merge([processMetrics(), registry]), ...metrics };
 }

@@ -98,7 +98,7 @@ export function createMemoryByteSource(): MemoryByteSource {
 }
 
 export interface MemoryFrameSink {
-  write(line: string): void;
+  write(line: string): boolean;
   end(): void;
   /** Every frame written so far, decoded. */
   frames(): Frame[];
@@ -115,6 +115,7 @@ export function createMemoryFrameSink(): MemoryFrameSink {
     write(line) {
       if (ended) throw new Error('write after end');
       lines.push(line);
+      return true;
     },
     end() {
       ended = true;
