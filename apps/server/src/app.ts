@@ -6,7 +6,6 @@ import type { Store } from '@sandcast/db';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import { type BridgeServiceOptions, createBridgeService } from './bridge/bridge.service.ts';
 import type { Inject, ResolvedUpstream } from './bridge/bridge-forwarder.ts';
-import { createBridgeMetricsRecorder } from './bridge/bridge-metrics.ts';
 import type { Clock } from './clock.ts';
 import type { ServerConfig } from './config.ts';
 import { registerAccessControl } from './http/auth.ts';
@@ -113,7 +112,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   const metrics = deps.metrics ?? createMetrics({ store: deps.store });
   const services = createServices(deps, app.log, {
     inject: async (request) => app.inject(request),
-    recorder: createBridgeMetricsRecorder(metrics.registry),
+    recorder: metrics.bridge,
   });
   // Sandbox ports are answered before Fastify routes anything (their own host names).
   installPortProxy(app.server, {

@@ -338,7 +338,7 @@ static int code_char(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= '
 static int headers_ok(const jv *h) {
   if (!h || h->t != J_OBJ) return 0;
   for (size_t i = 0; i < h->count; i++)
-    if (h->items[i]->t != J_STR || h->klens[i] == 0 || !all_in(h->keys[i], h->klens[i], header_name_char)) return 0;
+    if (h->items[i]->t != J_STR || h->klens[i] == 0 || !all_in(h->keys[i], h->klens[i], header_name_char) || !strcmp(h->keys[i], "__proto__")) return 0;
   return 1;
 }
 static int base64_ok(const jv *b) {
@@ -512,7 +512,9 @@ static struct {
   size_t max_body; int max_conns; int64_t wait_ms, hb_ms; int max_depth; int daemon;
 } cfg = {0, NULL, "/run/sandcast-bridge", 1024 * 1024, 64, 35000, 5000, 64, 0};
 
-enum { C_FREE, C_READING, C_WAITING, C_WRITING };
+enum { C_FREE, C_READING, C_WAITING, C_WRITING, C_DRAINING };
+/* Slots beyond --max-conns that only answer 503 (so a refused client reads its answer). */
+#define REFUSAL_SLOTS 16
 typedef struct {
   int fd, state, unsafe;
   buf_t in, out; size_t out_off;
@@ -752,9 +754,10 @@ static int run_server(void) {
     fprintf(stderr, "sandcast-gateway: cannot listen on 127.0.0.1:%d: %s\n", cfg.port, strerror(errno));
     return 3;
   }
-  conns = calloc((size_t)cfg.max_conns, sizeof *conns);
+  int slots = cfg.max_conns + REFUSAL_SLOTS;
+  conns = calloc((size_t)slots, sizeof *conns);
   if (!conns) die_oom();
-  for (int i = 0; i < cfg.max_conns; i++) conns[i].fd = -1;
+  for (int i = 0; i < slots; i++) conns[i].fd = -1;
   if (duplex_mode) {
     buf_t r = {0};
     b_str(&r, "{\"version\":1,\"type\":\"ready\",\"nonce\":"); jstr_out(&r, cfg.nonce, strlen(cfg.nonce)); b_str(&r, "}\n");
@@ -777,8 +780,8 @@ static int run_server(void) {
     if (ino_fd >= 0 && inotify_add_watch(ino_fd, p, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) { close(ino_fd); ino_fd = -1; }
   }
   last_heard = now_ms(); next_beat = last_heard + cfg.hb_ms;
-  struct pollfd *pf = calloc((size_t)cfg.max_conns + 4, sizeof *pf);
-  int *slot = calloc((size_t)cfg.max_conns + 4, sizeof *slot);
+  struct pollfd *pf = calloc((size_t)slots + 4, sizeof *pf);
+  int *slot = calloc((size_t)slots + 4, sizeof *slot);
   if (!pf || !slot) die_oom();
   int64_t last_scan = 0;
   lines_t from_host = {0};
@@ -800,14 +803,22 @@ static int run_server(void) {
     if (duplex_mode && !lost) { pf[nf++] = (struct pollfd){0, POLLIN, 0}; if (outq.n) pf[nf++] = (struct pollfd){1, POLLOUT, 0}; }
     if (ino_fd >= 0) pf[nf++] = (struct pollfd){ino_fd, POLLIN, 0};
     base = nf;
-    for (int i = 0; i < cfg.max_conns; i++) {
+    for (int i = 0; i < slots; i++) {
       slot[nf] = i;
       conn_t *c = &conns[i];
       if (c->state == C_FREE) continue;
-      if (c->state != C_WRITING && now >= c->deadline) {
+      if (c->state == C_DRAINING && now >= c->deadline) { conn_close(c); continue; }
+      if (c->state != C_WRITING && c->state != C_DRAINING && now >= c->deadline) {
         if (c->state == C_READING) answer_error(c, 408, "bad_request", "the request did not arrive in time");
-        else if (c->unsafe) answer_error(c, 504, "indeterminate", "the host did not answer in time; the outcome is unknown, check before retrying");
-        else answer_error(c, 504, "provider_unavailable", "the host did not answer in time; retry");
+        else {
+          if (!duplex_mode) { /* its spool files go with it */
+            char p[768];
+            snprintf(p, sizeof p, "%s/req/%s.json", cfg.spool, c->id); unlink(p);
+            snprintf(p, sizeof p, "%s/work/%s.json", cfg.spool, c->id); unlink(p);
+          }
+          if (c->unsafe) answer_error(c, 504, "indeterminate", "the host did not answer in time; the outcome is unknown, check before retrying");
+          else answer_error(c, 504, "provider_unavailable", "the host did not answer in time; retry");
+        }
       }
       if (c->state == C_FREE) continue;
       if (c->state != C_WRITING && c->deadline < wake) wake = c->deadline;
@@ -823,8 +834,11 @@ static int run_server(void) {
           if (fd < 0) break;
           conn_t *c = NULL;
           for (int i = 0; i < cfg.max_conns && !c; i++) if (conns[i].state == C_FREE) c = &conns[i];
-          if (!c) { static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"; (void)!write(fd, busy, sizeof busy - 1); close(fd); continue; }
-          c->fd = fd; c->state = C_READING; c->deadline = now_ms() + 10000;
+          if (c) { c->fd = fd; c->state = C_READING; c->deadline = now_ms() + 10000; continue; }
+          for (int i = cfg.max_conns; i < slots && !c; i++) if (conns[i].state == C_FREE) c = &conns[i];
+          if (!c) { close(fd); continue; }
+          c->fd = fd;
+          answer_error(c, 503, "provider_unavailable", "the bridge has too many connections open; retry shortly");
         }
       } else if (pf[k].fd == 0) {
         char chunk[65536]; ssize_t r = read(0, chunk, sizeof chunk);
@@ -846,7 +860,15 @@ static int run_server(void) {
       if (c->state == C_WRITING) {
         ssize_t w = write(c->fd, c->out.p + c->out_off, c->out.n - c->out_off);
         if (w > 0) c->out_off += (size_t)w;
-        if ((w < 0 && errno != EAGAIN && errno != EINTR) || c->out_off >= c->out.n) { shutdown(c->fd, SHUT_WR); conn_close(c); }
+        if (w < 0 && errno != EAGAIN && errno != EINTR) conn_close(c);
+        else if (c->out_off >= c->out.n) {
+          /* Answered: read what the client still sends until it closes (a close with unread data would reset the answer). */
+          shutdown(c->fd, SHUT_WR);
+          c->state = C_DRAINING; c->deadline = now_ms() + 1000;
+        }
+      } else if (c->state == C_DRAINING) {
+        char sink[16384]; ssize_t r = read(c->fd, sink, sizeof sink);
+        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) conn_close(c);
       } else {
         char chunk[65536]; ssize_t r = read(c->fd, chunk, sizeof chunk);
         if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -878,17 +900,33 @@ static int run_server(void) {
  * printed. Anything in the spool may have been planted by a sandbox process: a file that is not a
  * regular file holding a valid request object named by its own id is removed, not claimed.
  */
+typedef struct { char name[MAX_ID + 8]; struct timespec at; } pending_t;
+static int older(const void *a, const void *b) {
+  const struct timespec *x = &((const pending_t *)a)->at, *y = &((const pending_t *)b)->at;
+  return x->tv_sec != y->tv_sec ? (x->tv_sec < y->tv_sec ? -1 : 1) : (x->tv_nsec < y->tv_nsec ? -1 : x->tv_nsec > y->tv_nsec);
+}
 static int claim_pending(buf_t *out, int limit) {
   char dir[512]; snprintf(dir, sizeof dir, "%s/req", cfg.spool);
   DIR *d = opendir(dir);
   if (!d) return -1;
-  int claimed = 0; struct dirent *e;
-  while (claimed < limit && (e = readdir(d))) {
+  /* Oldest first: the candidates (at most 4096 looked at per wait) sorted by their time of arrival. */
+  pending_t *list = NULL; size_t count = 0, cap = 0; struct dirent *e;
+  while (count < 4096 && (e = readdir(d))) {
     size_t nl = strlen(e->d_name);
     if (e->d_name[0] == '.' || nl < 6 || nl > MAX_ID + 5 || strcmp(e->d_name + nl - 5, ".json")) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW)) continue;
+    if (count == cap) { cap = cap ? cap * 2 : 64; pending_t *grown = realloc(list, cap * sizeof *list); if (!grown) die_oom(); list = grown; }
+    memcpy(list[count].name, e->d_name, nl + 1); list[count].at = st.st_mtim; count++;
+  }
+  closedir(d);
+  qsort(list, count, sizeof *list, older);
+  int claimed = 0;
+  for (size_t k = 0; k < count && claimed < limit; k++) {
+    const char *name = list[k].name; size_t nl = strlen(name);
     char from[768], to[768];
-    snprintf(from, sizeof from, "%s/%s", dir, e->d_name);
-    snprintf(to, sizeof to, "%s/work/%s", cfg.spool, e->d_name);
+    snprintf(from, sizeof from, "%s/%s", dir, name);
+    snprintf(to, sizeof to, "%s/work/%s", cfg.spool, name);
     if (rename(from, to)) continue; /* another waiter took it */
     int fd = open(to, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
@@ -900,12 +938,12 @@ static int claim_pending(buf_t *out, int limit) {
     jv *v = NULL;
     if (!frame_check(b.p ? b.p : "", b.n, &v, NULL, 1)) {
       jv *id = jget(v, "id");
-      if (id->slen == nl - 5 && !memcmp(id->s, e->d_name, nl - 5)) { b_put(out, id->s, id->slen); b_ch(out, '\n'); claimed++; }
+      if (id->slen == nl - 5 && !memcmp(id->s, name, nl - 5)) { b_put(out, id->s, id->slen); b_ch(out, '\n'); claimed++; }
       else unlink(to);
     } else unlink(to);
     jfree(v); b_free(&b);
   }
-  closedir(d);
+  free(list);
   return claimed;
 }
 static int run_wait(int limit, int64_t wait_ms) {

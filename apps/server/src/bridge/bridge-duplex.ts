@@ -88,9 +88,10 @@ export async function openDuplexChannel(options: {
     sink: {
       write: (line) => {
         if (stdin.writableEnded || stdin.destroyed) throw new Error('the gateway stream is closed');
-        stdin.write(line);
+        return stdin.write(line);
       },
       end: () => stdin.end(),
+      drained: () => new Promise<void>((resolve) => stdin.once('drain', resolve)),
     },
     forward: options.forward,
     telemetry: options.telemetry,
