@@ -56,6 +56,11 @@ const BENCHMARKS: Benchmark[] = [
     what: 'checkpoint after 1 file / 1 % / 100 % changed in a 1 GiB workspace of 10,000 files vs tar czf of it',
     args: ['--iterations', '5', '--tar-runs', '3'],
   },
+  {
+    name: 'bridge',
+    what: 'host bridge round trip: duplex_v1 vs queue_v1 vs direct loopback HTTP (gateway on this host)',
+    args: ['--requests', '2000', '--file-requests', '200'],
+  },
   { name: 'ports', what: 'a sandbox port through the proxy vs a direct loopback connection', args: ['--requests', '200', '--mib', '64'] },
 ];
 

@@ -1,8 +1,11 @@
 import type { Writable } from 'node:stream';
+import type { BridgeMetricsRecorder } from '@sandcast/bridge';
 import type { RouteAccess } from '@sandcast/core';
 import { SandcastError } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
+import { type BridgeServiceOptions, createBridgeService } from './bridge/bridge.service.ts';
+import type { Inject, ResolvedUpstream } from './bridge/bridge-forwarder.ts';
 import type { Clock } from './clock.ts';
 import type { ServerConfig } from './config.ts';
 import { registerAccessControl } from './http/auth.ts';
@@ -81,6 +84,8 @@ export interface AppDeps {
   metrics?: Metrics | undefined;
   /** The checkpoint engine and its blob store; default the data dir's (or SANDCAST_CHECKPOINT_STORE_URL's). */
   checkpointStorage?: CheckpointStorage | undefined;
+  /** The host bridge's upstreams (`/upstreams/<name>/...` from inside a sandbox) and tuning. */
+  bridge?: { upstreams?: (() => Promise<ResolvedUpstream[]>) | undefined; options?: BridgeServiceOptions | undefined } | undefined;
 }
 
 export type { RouteEntry } from './http/route-entry.ts';
@@ -115,7 +120,11 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     },
   });
 
-  const services = createServices(deps, app.log);
+  const metrics = deps.metrics ?? createMetrics({ store: deps.store });
+  const services = createServices(deps, app.log, {
+    inject: async (request) => app.inject(request),
+    recorder: metrics.bridge,
+  });
   // Sandbox ports are answered before Fastify routes anything (their own host names).
   installPortProxy(app.server, {
     hosts: services.portHosts,
@@ -134,7 +143,6 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   });
   registerErrorHandling(app);
   registerRequestLogging(app);
-  const metrics = deps.metrics ?? createMetrics({ store: deps.store });
   registerRequestTiming(app, { metrics });
   registerDrainOnClose(app);
   registerHostGuard(app, {
@@ -147,7 +155,9 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     apiKeys: services.apiKeys,
     settings: services.settings,
     uiSessions: services.uiSessions,
+    bridgeTickets: services.bridges.tickets,
   });
+  app.addHook('preClose', async () => services.bridges.closeAll());
   registerAuthSessionRoutes(app, { mode: deps.config.deploymentMode, uiSessions: services.uiSessions });
   registerHealthRoutes(app, { version: SANDCAST_VERSION, database: deps.store.kind, mode: deps.config.deploymentMode });
   registerSettingsRoutes(app, services);
@@ -203,9 +213,19 @@ function registerDrainOnClose(app: FastifyInstance): void {
 
 export type AppServices = ReturnType<typeof createServices>;
 
-function createServices(deps: AppDeps, log: FastifyBaseLogger) {
+function createServices(deps: AppDeps, log: FastifyBaseLogger, bridge: { inject: Inject; recorder: BridgeMetricsRecorder }) {
   const { store, providers } = deps;
   const settings = createSettingsService({ store });
+  const bridges = createBridgeService({
+    providers,
+    settings,
+    inject: bridge.inject,
+    upstreams: deps.bridge?.upstreams ?? (async () => []),
+    log,
+    recorder: bridge.recorder,
+    options: deps.bridge?.options,
+  });
+  settings.onUpdated((next) => bridges.applySettings(next));
   const policy = async () => ({
     mode: deps.config.deploymentMode,
     allowHostNetwork: (await settings.get()).security.allowHostNetwork,
@@ -258,7 +278,10 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     providers,
     log,
     clock: deps.clock,
-    closePorts: (sandboxId) => ports.closeAllOf({ kind: 'sandbox', id: sandboxId }),
+    closePorts: async (sandboxId) => {
+      await bridges.stop(sandboxId);
+      await ports.closeAllOf({ kind: 'sandbox', id: sandboxId });
+    },
     checkpointBeforeIdleStop: (sandbox, actor) => checkpoints.take(sandbox, 'idle', actor),
   });
   const recovery = createSandboxRecovery({
@@ -287,6 +310,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     execOutputMaxBytes: deps.config.execOutputMaxBytes,
     clock: deps.clock,
     recovery,
+    bridgeEnv: (sandboxId) => bridges.env(sandboxId),
   });
   const sessions = createSessionsService({
     store,
@@ -298,9 +322,11 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     log,
     clock: deps.clock,
     terminals: terminalHub,
+    bridges,
   });
   return {
     checkpoints,
+    bridges,
     listening,
     portHosts,
     portConnections,

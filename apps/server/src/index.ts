@@ -18,5 +18,5 @@ export type { ServerConfig } from './config.ts';
 export { loadConfig } from './config.ts';
 export type { Reconciler } from './reconcilers/reconciler.ts';
 export { createReconciler } from './reconcilers/reconciler.ts';
-export type { RunningServer } from './server.ts';
+export type { RunningServer, StartOptions } from './server.ts';
 export { startServer } from './server.ts';

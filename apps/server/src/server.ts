@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import { createDb, createStore, type Store } from '@sandcast/db';
 import type { ConnectedProviderFactory, SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyInstance } from 'fastify';
-import { type AppServices, buildApp, type RouteEntry } from './app.ts';
+import { type AppDeps, type AppServices, buildApp, type RouteEntry } from './app.ts';
 import type { Clock } from './clock.ts';
 import { assertBindAllowed, type ServerConfig } from './config.ts';
 import { secureDataDir, tightenDataDir } from './data-dir.ts';
@@ -47,6 +47,8 @@ export interface StartOptions {
   clock?: Clock | undefined;
   /** Called after the routes are registered and before listening (tests add routes here). */
   beforeListen?: ((app: FastifyInstance) => void) | undefined;
+  /** The host bridge's upstreams and tuning (tests: a loopback upstream, short waits, hooks). */
+  bridge?: AppDeps['bridge'];
 }
 
 /** Opens the database (migrating it), builds the app and listens. */
@@ -81,6 +83,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       logStream: options.logStream,
       clock: options.clock,
       metrics,
+      bridge: options.bridge,
     });
     options.beforeListen?.(app);
     if (config.deploymentMode === 'authenticated') {

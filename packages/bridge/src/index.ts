@@ -33,6 +33,16 @@ export type {
 export { DECODE_ERROR_CODES, FRAME_TYPES, FRAME_VERSION, MAX_FRAME_BYTES, MAX_ID_BYTES, MAX_PATH_BYTES } from './frames.ts';
 export type { GateReason, Transport, TransportDecision } from './gate.ts';
 export { decideTransport, TRANSPORTS } from './gate.ts';
+export type { GatewayLimits } from './gateway.ts';
+export {
+  BRIDGE_ENV_PATH,
+  bridgeUrl,
+  duplexGatewayCommand,
+  GATEWAY_EXIT_BIND_FAILED,
+  GATEWAY_SANDBOX_PATH,
+  GATEWAY_SOURCE,
+  queueGatewayCommand,
+} from './gateway.ts';
 export type { HandshakeFailure, HandshakeOptions, HandshakeResult } from './handshake.ts';
 export { awaitReady, createNonce, decodeStream, HANDSHAKE_FAILURES, MAX_PRE_READY_BYTES, READY_TIMEOUT_MS } from './handshake.ts';
 export { MAX_LIFETIME_REQUESTS, MAX_RETAINED_ANSWER_BYTES } from './ledger.ts';

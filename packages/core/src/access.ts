@@ -16,6 +16,11 @@ export interface Principal {
   role: ApiKeyRole;
   /** The API key's id; null for the implicit local operator in local_trusted mode. */
   keyId: string | null;
+  /**
+   * Set when the request came from inside a sandbox through the host bridge: the session's own
+   * principal, acting for that sandbox (activity records it as the actor).
+   */
+  bridge?: { sandboxId: string; sessionId: string } | undefined;
 }
 
 /** Whether a principal may use a route with the given access. */

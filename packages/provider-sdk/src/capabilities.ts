@@ -27,7 +27,10 @@ export interface ProviderCapabilities {
   templateDelete: boolean;
   /** `listChanges` reports what a setup sandbox changed. */
   changeTracking: boolean;
-  /** `openDuplexChannel` gives a raw byte stream into the sandbox. */
+  /**
+   * `execStream` takes `stdinStream`: a long-lived command reads a stream from the host while its
+   * output streams back (the host bridge's `duplex_v1` channel runs over it).
+   */
   duplexCommandStream: boolean;
   /** Sandcast can checkpoint the provider's workspaces (over `workspaceHostPath` or `exportWorkspace`/`importWorkspace`) and recover them on new compute. */
   checkpoint: boolean;
@@ -51,7 +54,9 @@ export interface ProviderCapabilities {
 /**
  * The capabilities of a provider whose sandboxes run on the Sandcast host itself (the `local` and
  * `docker` providers): a native PTY, interactive setup over it, capture into an image with change
- * tracking and deletion; port forwarding into the sandbox's network namespace; no duplex stream; checkpoints of the workspace (Sandcast's own, over the workspace's host directory or a tar stream), so durability `checkpointed`. One source, so that the
+ * tracking and deletion; port forwarding into the sandbox's network namespace; a command stream with stdin
+ * (the duplex bridge); checkpoints of the workspace (Sandcast's own, over the workspace's host directory or a
+ * tar stream), so durability `checkpointed`. One source, so that the
  * two cannot drift apart by accident; a provider that differs spreads it and overrides the flag.
  */
 export const ON_HOST_PROVIDER_CAPABILITIES: Readonly<ProviderCapabilities> = Object.freeze({
@@ -62,7 +67,7 @@ export const ON_HOST_PROVIDER_CAPABILITIES: Readonly<ProviderCapabilities> = Obj
   templateRefKind: 'image',
   templateDelete: true,
   changeTracking: true,
-  duplexCommandStream: false,
+  duplexCommandStream: true,
   checkpoint: true,
   portForward: true,
   stopStart: true,

@@ -33,3 +33,4 @@ export type {
   WriteFileOptions,
 } from './provider.ts';
 export { secret, secretPathsOf } from './secret.ts';
+export { staticBinary } from './static-binary.ts';

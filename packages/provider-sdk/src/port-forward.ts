@@ -1,37 +1,19 @@
-import { execFile, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { stat } from 'node:fs/promises';
 import { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { ProviderError } from './errors.ts';
+import { staticBinary } from './static-binary.ts';
 
 const FORWARDER = fileURLToPath(new URL('../forwarder/port-forwarder.mjs', import.meta.url));
 const RELAY_SOURCE = fileURLToPath(new URL('../native/sandcast-port-relay.c', import.meta.url));
-const BUILD_STATIC = fileURLToPath(new URL('../scripts/build-static.sh', import.meta.url));
-
-let relay: Promise<string | null> | null = null;
 
 /**
- * The static C relay (native/sandcast-port-relay.c), built on first use and cached by the source's
- * hash; null when it cannot be built (no gcc), and the slower node relay under nsenter is used.
+ * The static C relay (native/sandcast-port-relay.c), built on first use; null when it cannot be
+ * built (no gcc), and the slower node relay under nsenter is used.
  */
-function relayBinary(): Promise<string | null> {
-  relay ??= (async () => {
-    const hash = createHash('sha256')
-      .update(await readFile(RELAY_SOURCE))
-      .digest('hex')
-      .slice(0, 16);
-    const built = fileURLToPath(new URL(`../native/build/sandcast-port-relay-${hash}`, import.meta.url));
-    if (existsSync(built)) return built;
-    return new Promise<string | null>((resolve) => {
-      execFile('/bin/sh', [BUILD_STATIC, RELAY_SOURCE, 'sandcast-port-relay'], (error) =>
-        resolve(!error && existsSync(built) ? built : null),
-      );
-    });
-  })();
-  return relay;
-}
+const relayBinary = (): Promise<string | null> => staticBinary(RELAY_SOURCE).catch(() => null);
+
 /** How long the forwarder may take to start and connect before the attempt is abandoned. */
 const CONNECT_DEADLINE_MS = 10_000;
 

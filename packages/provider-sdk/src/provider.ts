@@ -49,6 +49,12 @@ export interface ExecRequest {
   timeoutMs?: number | undefined;
   stdin?: string | Buffer | undefined;
   /**
+   * `execStream` only, on providers with the `duplexCommandStream` capability: copied to the
+   * command's stdin as it arrives, with backpressure; its end closes stdin. Takes the place of
+   * `stdin` (the two are not combined). The host bridge's duplex channel runs over it.
+   */
+  stdinStream?: Readable | undefined;
+  /**
    * `exec` only: the most output kept per stream, default `DEFAULT_EXEC_OUTPUT_MAX_BYTES` (4 MiB).
    * The rest is read and dropped (the command is never blocked by the cap) and counted.
    */

@@ -7,7 +7,7 @@ import type { DeploymentMode } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import type { TestDatabase } from '@sandcast/db/testing';
 import type { SandboxProvider } from '@sandcast/provider-sdk';
-import { type Clock, loadConfig, type RunningServer, startServer } from '@sandcast/server';
+import { type Clock, loadConfig, type RunningServer, type StartOptions, startServer } from '@sandcast/server';
 import type { FastifyInstance } from 'fastify';
 
 export interface TestServer {
@@ -34,6 +34,8 @@ export async function startTestServer(options: {
   clock?: Clock;
   /** An open store on `database` to use instead of a fresh database (servers sharing one); the server closes it. */
   store?: Store;
+  /** The host bridge's upstreams and tuning. */
+  bridge?: StartOptions['bridge'];
 }): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-it-'));
   const logs: string[] = [];
@@ -60,6 +62,7 @@ export async function startTestServer(options: {
     logStream,
     beforeListen: options.beforeListen,
     clock: options.clock,
+    bridge: options.bridge,
   });
   const url = server.url;
   return {

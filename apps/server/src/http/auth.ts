@@ -1,6 +1,7 @@
 import { CSRF_HEADER } from '@sandcast/contracts';
 import { allows, type DeploymentMode, type Principal, SandcastError } from '@sandcast/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { BRIDGE_TICKET_HEADER, type BridgeTickets } from '../bridge/bridge-tokens.ts';
 import type { ApiKeysService } from '../services/api-keys.service.ts';
 import type { SettingsService } from '../services/settings.service.ts';
 import type { UiSessionsService } from '../services/ui-sessions.service.ts';
@@ -9,7 +10,7 @@ import { readSessionCookie } from './session-cookie.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     /** How the principal was established; null for anonymous callers. */
-    authVia: 'local' | 'cookie' | 'bearer' | null;
+    authVia: 'local' | 'cookie' | 'bearer' | 'bridge' | null;
     /** When the web UI session behind this request ends (cookie callers only). */
     uiSessionExpiresAt: string | null;
   }
@@ -33,7 +34,14 @@ function bearer(request: FastifyRequest): string | null | 'malformed' {
  */
 export function registerAccessControl(
   app: FastifyInstance,
-  deps: { mode: DeploymentMode; apiKeys: ApiKeysService; settings: SettingsService; uiSessions: UiSessionsService },
+  deps: {
+    mode: DeploymentMode;
+    apiKeys: ApiKeysService;
+    settings: SettingsService;
+    uiSessions: UiSessionsService;
+    /** One-shot tickets of requests the host bridge forwards in-process (src/bridge). */
+    bridgeTickets?: BridgeTickets | undefined;
+  },
 ): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('authVia', null);
@@ -48,6 +56,16 @@ export function registerAccessControl(
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config?.access;
     if (!access) return; // unknown route: the not-found handler answers
+    const ticket = request.headers[BRIDGE_TICKET_HEADER];
+    if (ticket !== undefined) {
+      // Minted by the bridge forwarder for this one in-process request; from anywhere else it matches nothing.
+      const principal = typeof ticket === 'string' ? deps.bridgeTickets?.redeem(ticket) : null;
+      if (!principal) throw new SandcastError('unauthorized', 'the bridge ticket is unknown; bridge tickets are internal to the server');
+      request.principal = principal;
+      request.authVia = 'bridge';
+      if (allows(access, principal)) return;
+      throw new SandcastError('forbidden', 'this route is not reachable through the sandbox bridge');
+    }
     const token = bearer(request);
     if (token === 'malformed') throw new SandcastError('unauthorized', 'the Authorization header must be "Bearer <api key>"');
     if (token) {

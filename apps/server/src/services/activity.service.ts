@@ -21,6 +21,10 @@ export async function recordActivity(repos: Repositories, input: ActivityInput):
     actor: { role: input.actor.role, keyId: input.actor.keyId },
     subjectType: input.subjectType,
     subjectId: input.subjectId,
-    details: redact(input.details ?? {}, input.secretPaths) as Record<string, unknown>,
+    // A request from inside a sandbox through the bridge names the sandbox and session that made it.
+    details: redact(
+      input.actor.bridge ? { ...input.details, viaBridge: { ...input.actor.bridge } } : (input.details ?? {}),
+      input.secretPaths,
+    ) as Record<string, unknown>,
   });
 }

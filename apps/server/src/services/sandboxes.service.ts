@@ -38,8 +38,15 @@ export function createSandboxesService(deps: {
   clock?: Clock | undefined;
   /** Replaces lost compute of checkpointed sandboxes; without it, lost compute is refused with `compute_lost`. */
   recovery?: SandboxRecovery | undefined;
+  /** The host bridge's variables for a sandbox's commands (none when it has no bridge). */
+  bridgeEnv?: ((sandboxId: string) => Promise<Record<string, string>>) | undefined;
 }) {
   const { store, lifecycle } = deps;
+  /** A bridged sandbox's commands learn SANDCAST_BRIDGE_URL and SANDCAST_BRIDGE_TOKEN (their own env wins). */
+  const withBridgeEnv = async (id: string, body: ExecBody): Promise<ExecBody> => {
+    const bridge = (await deps.bridgeEnv?.(id)) ?? {};
+    return Object.keys(bridge).length === 0 ? body : { ...body, env: { ...bridge, ...body.env } };
+  };
   const clock = deps.clock ?? systemClock;
 
   const requireSandbox = async (id: string): Promise<Sandbox> => {
@@ -229,15 +236,17 @@ export function createSandboxesService(deps: {
 
     /** Agents may run commands only in sandboxes created with their own key. */
     exec: async (id: string, body: ExecBody, actor: Principal): Promise<ExecResult & { recovered?: SandboxRecovered }> => {
-      const { value, recovered } = await inRunningSandbox(id, actor, (provider, instanceId) =>
-        provider.exec(instanceId, { ...body, maxOutputBytes: deps.execOutputMaxBytes }),
+      const { value, recovered } = await inRunningSandbox(id, actor, async (provider, instanceId) =>
+        provider.exec(instanceId, { ...(await withBridgeEnv(id, body)), maxOutputBytes: deps.execOutputMaxBytes }),
       );
       return recovered ? { ...value, recovered } : value;
     },
 
     /** The same command, its output handed over as it is produced (no cap: the reader paces it). */
     execStream: async (id: string, body: ExecBody, actor: Principal): Promise<ExecProcess & { recovered?: SandboxRecovered }> => {
-      const { value, recovered } = await inRunningSandbox(id, actor, (provider, instanceId) => provider.execStream(instanceId, body));
+      const { value, recovered } = await inRunningSandbox(id, actor, async (provider, instanceId) =>
+        provider.execStream(instanceId, await withBridgeEnv(id, body)),
+      );
       return recovered ? Object.assign(value, { recovered }) : value;
     },
 

@@ -12,14 +12,19 @@ export type SettingsService = ReturnType<typeof createSettingsService>;
 
 /** Instance settings: defaults merged under whatever was stored. */
 export function createSettingsService({ store }: { store: Store }) {
+  const listeners: ((settings: InstanceSettings) => void)[] = [];
   const read = async (repos = store.repos): Promise<InstanceSettings> => {
     const stored = (await repos.settings.get()) as InstanceSettingsPatch | null;
     return stored ? mergeSettings(DEFAULT_INSTANCE_SETTINGS, stored) : structuredClone(DEFAULT_INSTANCE_SETTINGS);
   };
   return {
     get: () => read(),
+    /** Called with the new settings after each committed update (the bridge's kill switch). */
+    onUpdated(listener: (settings: InstanceSettings) => void): void {
+      listeners.push(listener);
+    },
     async update(patch: InstanceSettingsPatch, actor: Principal): Promise<InstanceSettings> {
-      return store.transaction(async (repos) => {
+      const next = await store.transaction(async (repos) => {
         const next = mergeSettings(await read(repos), patch);
         await repos.settings.put(next);
         await recordActivity(repos, {
@@ -31,6 +36,8 @@ export function createSettingsService({ store }: { store: Store }) {
         });
         return next;
       });
+      for (const listener of listeners) listener(next);
+      return next;
     },
   };
 }

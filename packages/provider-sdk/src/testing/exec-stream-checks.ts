@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream';
 import { expect } from 'vitest';
 import type { ExecChunk, ExecProcess } from '../exec-output.ts';
 import type { SandboxProvider } from '../provider.ts';
@@ -111,6 +112,26 @@ export function execStreamChecks(options: {
       ],
     });
     expect(after.stdout.trim()).toBe('0');
+  });
+
+  test('execStream with stdinStream: the command reads what the host writes while it runs (duplexCommandStream)', async () => {
+    const provider = options.provider();
+    if (!provider.capabilities.duplexCommandStream) return;
+    const { instanceId } = await options.createSandbox();
+    const stdin = new PassThrough();
+    const running = await provider.execStream(instanceId, {
+      command: ['sh', '-c', 'while read -r line; do echo "got $line"; done; echo eof'],
+      stdinStream: stdin,
+    });
+    // Each line is written only once the answer to the previous one arrived: a stream, not a buffer.
+    stdin.write('one\n');
+    await readUntil(running, 'stdout', (text) => text === 'got one\n');
+    stdin.write('two\n');
+    const rest = await readUntil(running, 'stdout', (text) => text === 'got two\n');
+    expect(rest).toBe('got two\n');
+    stdin.end();
+    expect((await drain(running)).stdout).toBe('eof\n');
+    expect(await running.exit).toEqual({ exitCode: 0, timedOut: false });
   });
 
   test('exec keeps at most maxOutputBytes per stream, reads the rest and counts it', async () => {

@@ -145,7 +145,7 @@ export async function startExec(handle: ContainerHandle, request: ExecRequest): 
   if (request.command.length === 0) {
     throw new ProviderError({ provider: PROVIDER_ID, code: 'invalid_config', message: 'exec needs a command' });
   }
-  const hasStdin = request.stdin !== undefined;
+  const hasStdin = request.stdin !== undefined || request.stdinStream !== undefined;
   let exec: Docker.Exec;
   let stream: NodeJS.ReadWriteStream & { destroy(): void };
   const entry = handle.gate?.enter(handle.container.id);
@@ -207,7 +207,10 @@ export async function startExec(handle: ContainerHandle, request: ExecRequest): 
     });
   });
 
-  if (hasStdin) {
+  if (request.stdinStream) {
+    // Copied as it arrives; its end half-closes the attach stream, so the command sees end of input.
+    request.stdinStream.pipe(stream);
+  } else if (hasStdin) {
     const data = typeof request.stdin === 'string' ? Buffer.from(request.stdin, 'utf8') : (request.stdin as Buffer);
     // Half-close after writing: the command sees end of input while its output keeps flowing.
     stream.end(data);

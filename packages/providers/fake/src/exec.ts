@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { type ExecExit, ExecOutput, type ExecProcess } from '@sandcast/provider-sdk';
 
 const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
@@ -12,6 +13,7 @@ export function startProcess(options: {
   cwd: string;
   env: Record<string, string>;
   stdin?: string | Buffer | undefined;
+  stdinStream?: Readable | undefined;
   timeoutMs?: number | undefined;
   track: (pid: number, done: Promise<void>) => void;
 }): ExecProcess {
@@ -31,7 +33,8 @@ export function startProcess(options: {
   child.stdout.on('data', (chunk: Buffer) => output.push('stdout', chunk));
   child.stderr.on('data', (chunk: Buffer) => output.push('stderr', chunk));
   child.stdin.on('error', () => undefined);
-  child.stdin.end(options.stdin ?? '');
+  if (options.stdinStream) options.stdinStream.pipe(child.stdin);
+  else child.stdin.end(options.stdin ?? '');
   const exit = new Promise<ExecExit>((resolve) => {
     child.on('error', (error) => {
       clearTimeout(timer);

@@ -159,6 +159,7 @@ export function createFakeProvider(options: FakeProviderOptions): FakeProvider {
       cwd,
       env: baseEnv(instanceId, request.env),
       stdin: request.stdin,
+      stdinStream: request.stdinStream,
       timeoutMs: request.timeoutMs,
       track: (pid, done) => {
         processes.set(pid, done);

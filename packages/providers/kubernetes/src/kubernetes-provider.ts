@@ -48,6 +48,8 @@ export function kubernetesCapabilities(captures: boolean): ProviderCapabilities 
     // No baseline to diff against without reading the node's snapshotter.
     changeTracking: false,
     portForward: false,
+    // Its exec socket does not take a stdin stream yet.
+    duplexCommandStream: false,
     // A pod cannot be stopped; deleting it loses its root, so there is no honest stop/start.
     stopStart: false,
   };

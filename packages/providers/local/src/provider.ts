@@ -274,7 +274,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     const { cgroups, instances } = await ensureReady();
     const group = `x${newId()}`;
     const procsFiles = await cgroups.createChild(record.id, group);
-    const { maxOutputBytes: _cap, ...spawnRequest } = request;
+    const { maxOutputBytes: _cap, stdinStream, ...spawnRequest } = request;
     let child: ReturnType<typeof spawnInSandbox>;
     try {
       child = spawnInSandbox(instances.spawnSpec(record, { ...spawnRequest, procsFiles, newSession: true }));
@@ -284,6 +284,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     }
     return streamProcess(child, {
       stdin: request.stdin,
+      stdinStream,
       timeoutMs: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       killTree: () => cgroups.kill(record.id, group, { reaped: true }),
       cleanup: () => cgroups.removeChild(record.id, group),

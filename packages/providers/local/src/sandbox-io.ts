@@ -68,6 +68,7 @@ export function streamProcess(
   child: ChildProcess,
   options: {
     stdin?: string | Buffer | undefined;
+    stdinStream?: Readable | undefined;
     timeoutMs: number;
     killTree: () => Promise<void>;
     cleanup: () => Promise<void>;
@@ -109,7 +110,8 @@ export function streamProcess(
   // A caller that only streams may never await `exit`; its rejection is reported through `output`.
   exit.catch((error: unknown) => output.readable.destroy(error as Error));
   child.stdin?.on('error', () => undefined);
-  child.stdin?.end(options.stdin ?? '');
+  if (options.stdinStream && child.stdin) options.stdinStream.pipe(child.stdin);
+  else child.stdin?.end(options.stdin ?? '');
   return {
     output: output.readable,
     exit,

@@ -15,7 +15,8 @@ export function registerAuthSessionRoutes(app: FastifyInstance, deps: { mode: De
       deploymentMode: deps.mode,
       authenticated: principal !== null,
       role: principal?.role ?? null,
-      via: request.authVia,
+      // A bridged request never reaches this route (it is not on the bridge's allowlist).
+      via: request.authVia === 'bridge' ? null : request.authVia,
       expiresAt: request.uiSessionExpiresAt,
     };
   });

@@ -9,6 +9,7 @@ import {
 } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import type { FastifyBaseLogger } from 'fastify';
+import type { BridgeTarget } from '../../bridge/bridge.service.ts';
 import { type Clock, systemClock } from '../../clock.ts';
 import type { ProviderRegistry } from '../../providers/provider-registry.ts';
 import { recordActivity } from '../activity.service.ts';
@@ -38,6 +39,8 @@ export function createSessionsService(deps: {
   clock?: Clock | undefined;
   /** Browser terminals attached to sandboxes, closed when their session ends. */
   terminals?: { endSandbox(sandboxId: string): void } | undefined;
+  /** The host bridge, started in a session's primary sandbox once it runs (src/bridge). */
+  bridges?: { start(target: BridgeTarget): Promise<unknown> } | undefined;
 }) {
   const { store } = deps;
   const clock = deps.clock ?? systemClock;
@@ -129,13 +132,20 @@ export function createSessionsService(deps: {
       });
       if (!session.plan) return session.session;
       try {
-        await provisionSandbox(deps, session.plan, actor, {
+        const sandbox = await provisionSandbox(deps, session.plan, actor, {
           countAsUse: true,
           activity: true,
           onInserted: async (repos, sandbox) => {
             await repos.sessions.setPrimarySandbox(session.session.id, sandbox.id);
           },
         });
+        if (deps.bridges && sandbox.status === 'running' && sandbox.providerInstanceId) {
+          // In the background: the session's commands wait for it to settle (their env names it).
+          const target = { sandboxId: sandbox.id, sessionId: session.session.id, principal: actor, providerId: sandbox.provider };
+          void deps.bridges.start({ ...target, instanceId: sandbox.providerInstanceId }).catch((error: unknown) => {
+            deps.log.warn({ err: error, sessionId: session.session.id }, 'the sandbox bridge could not start');
+          });
+        }
       } catch (error) {
         // The sandbox says why it failed; the session exists and can be ended.
         deps.log.warn({ err: error, sessionId: session.session.id }, 'primary sandbox could not be created');
