@@ -14,6 +14,8 @@ export interface Metrics {
   providerCallErrors: Counter<'provider' | 'operation' | 'code'>;
   reconcilerPasses: Counter<'outcome'>;
   reconcilerPassDuration: Histogram;
+  egressDecisions: Counter<'decision' | 'reason'>;
+  egressBytes: Counter<'direction'>;
 }
 
 /** Fills every status of a closed tuple, zero where the database has none. */
@@ -88,6 +90,18 @@ export function createMetrics(deps: { store: Store }): Metrics {
       name: 'sandcast_reconciler_pass_duration_seconds',
       help: 'Duration of reconciler passes.',
       buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120],
+      registers: [registry],
+    }),
+    egressDecisions: new Counter({
+      name: 'sandcast_egress_decisions_total',
+      help: 'Egress proxy decisions by outcome (allowed, denied) and reason (a closed set).',
+      labelNames: ['decision', 'reason'] as const,
+      registers: [registry],
+    }),
+    egressBytes: new Counter({
+      name: 'sandcast_egress_bytes_total',
+      help: 'Bytes through the egress proxy: out (from sandboxes) and in (to sandboxes).',
+      labelNames: ['direction'] as const,
       registers: [registry],
     }),
   };
