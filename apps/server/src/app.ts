@@ -31,6 +31,9 @@ import { registerSessionRoutes } from './http/routes/sessions.routes.ts';
 import { registerSettingsRoutes } from './http/routes/settings.routes.ts';
 import { registerTargetRoutes } from './http/routes/targets.routes.ts';
 import { registerTerminalRoutes } from './http/routes/terminal.routes.ts';
+import { createEgressService } from './egress/egress.service.ts';
+import type { EgressResolver } from './egress/egress-proxy.ts';
+import { withEgressEnv } from './egress/egress-providers.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { PortConnections } from './ports/port-connections.ts';
 import type { PortHostPolicy } from './ports/port-hosts.ts';
@@ -70,6 +73,8 @@ export interface AppDeps {
   clock?: Clock | undefined;
   /** Where metrics are recorded (`GET /metrics`); default a registry of this app's own. */
   metrics?: Metrics | undefined;
+  /** How the egress proxy resolves names; default the system resolver (tests map names to a test network). */
+  egressResolver?: EgressResolver | undefined;
 }
 
 export type { RouteEntry } from './http/route-entry.ts';
@@ -104,7 +109,8 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     },
   });
 
-  const services = createServices(deps, app.log);
+  const metrics = deps.metrics ?? createMetrics({ store: deps.store });
+  const services = createServices(deps, app.log, metrics);
   // Sandbox ports are answered before Fastify routes anything (their own host names).
   installPortProxy(app.server, {
     hosts: services.portHosts,
@@ -116,6 +122,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     clock: deps.clock,
   });
   app.addHook('preClose', async () => services.portConnections.closeEverything());
+  app.addHook('onClose', async () => services.egress.close());
   const routes: RouteEntry[] = [];
   app.addHook('onRoute', (route) => {
     const { access, feature } = route.config ?? {};
@@ -123,7 +130,6 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   });
   registerErrorHandling(app);
   registerRequestLogging(app);
-  const metrics = deps.metrics ?? createMetrics({ store: deps.store });
   registerRequestTiming(app, { metrics });
   registerDrainOnClose(app);
   registerHostGuard(app, {
@@ -189,9 +195,18 @@ function registerDrainOnClose(app: FastifyInstance): void {
 
 export type AppServices = ReturnType<typeof createServices>;
 
-function createServices(deps: AppDeps, log: FastifyBaseLogger) {
-  const { store, providers } = deps;
+function createServices(deps: AppDeps, log: FastifyBaseLogger, metrics: Metrics) {
+  const { store } = deps;
   const settings = createSettingsService({ store });
+  const egress = createEgressService({
+    store,
+    allowPrivateHosts: async () => (await settings.get()).egress.allowPrivateHosts,
+    metrics,
+    log,
+    resolve: deps.egressResolver,
+  });
+  // Every exec and PTY of a sandbox with egress gets the proxy variables, whoever calls.
+  const providers = withEgressEnv(deps.providers, egress);
   const policy = async () => ({
     mode: deps.config.deploymentMode,
     allowHostNetwork: (await settings.get()).security.allowHostNetwork,
@@ -234,6 +249,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     broker: createGatewayBroker({ credentials: sshCredentials, endpoint: sshEndpoint, log }),
     execOutputMaxBytes: deps.config.execOutputMaxBytes,
     closePorts: (sessionId) => ports.closeAllOf({ kind: 'setup', id: sessionId }),
+    egress,
   });
   const terminalTokens = createTerminalTokensService({ store, setupSessions, clock: deps.clock });
   const apiKeys = createApiKeysService({ store });
@@ -243,6 +259,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     log,
     clock: deps.clock,
     closePorts: (sandboxId) => ports.closeAllOf({ kind: 'sandbox', id: sandboxId }),
+    egress,
   });
   const terminalHub = createTerminalHub({
     providers,
@@ -261,8 +278,11 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     lifecycle: sandboxLifecycle,
     execOutputMaxBytes: deps.config.execOutputMaxBytes,
     clock: deps.clock,
+    egress,
   });
   return {
+    providers,
+    egress,
     listening,
     portHosts,
     portConnections,
@@ -290,6 +310,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
       log,
       clock: deps.clock,
       terminals: terminalHub,
+      egress,
     }),
     sandboxLifecycle,
     baseImages: createBaseImagesService({

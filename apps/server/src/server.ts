@@ -3,6 +3,7 @@ import type { Writable } from 'node:stream';
 import { createDb, createStore, type Store } from '@sandcast/db';
 import type { ConnectedProviderFactory, SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyInstance } from 'fastify';
+import type { EgressResolver } from './egress/egress-proxy.ts';
 import { type AppServices, buildApp, type RouteEntry } from './app.ts';
 import type { Clock } from './clock.ts';
 import { assertBindAllowed, type ServerConfig } from './config.ts';
@@ -45,6 +46,8 @@ export interface StartOptions {
   logStream?: Writable | undefined;
   /** The time source for expiries; default the system clock. */
   clock?: Clock | undefined;
+  /** How the egress proxy resolves names; default the system resolver (tests map names to a test network). */
+  egressResolver?: EgressResolver | undefined;
   /** Called after the routes are registered and before listening (tests add routes here). */
   beforeListen?: ((app: FastifyInstance) => void) | undefined;
 }
@@ -81,6 +84,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       logStream: options.logStream,
       clock: options.clock,
       metrics,
+      egressResolver: options.egressResolver,
     });
     options.beforeListen?.(app);
     if (config.deploymentMode === 'authenticated') {
@@ -93,7 +97,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         hostKey: (await loadGatewayHostKey(config.dataDir)).privateKey,
         credentials: services.sshCredentials,
         setupSessions: services.setupSessions,
-        providers,
+        // With the egress proxy's variables for setup sandboxes that have it.
+        providers: services.providers,
         events: services.setupSessions.events,
         log: app.log,
         clock: options.clock,

@@ -19,6 +19,11 @@ export const SandboxSchema = z.object({
   /** The session it is the primary sandbox of, or null. */
   sessionId: z.string().nullable(),
   durability: z.enum(DURABILITIES),
+  /**
+   * What it moved through the egress proxy since this server started (`sentBytes` out of the
+   * sandbox, `receivedBytes` into it); null when it has had no proxy (containment `deny`).
+   */
+  egress: z.object({ sentBytes: z.number().int(), receivedBytes: z.number().int() }).nullable().optional(),
   /** Goes up whenever its compute is replaced. */
   generation: z.number().int(),
   lastActivityAt: z.string(),

@@ -34,6 +34,8 @@ export async function startTestServer(options: {
   clock?: Clock;
   /** An open store on `database` to use instead of a fresh database (servers sharing one); the server closes it. */
   store?: Store;
+  /** How the egress proxy resolves names (the egress tests map test names to their network). */
+  egressResolver?: (host: string) => Promise<string[]>;
 }): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-it-'));
   const logs: string[] = [];
@@ -60,6 +62,7 @@ export async function startTestServer(options: {
     logStream,
     beforeListen: options.beforeListen,
     clock: options.clock,
+    egressResolver: options.egressResolver,
   });
   const url = server.url;
   return {

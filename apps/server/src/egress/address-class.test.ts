@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressRefusal, allowanceEntryIssue, parseIpLiteral, privateAllowances } from './address-class.ts';
+import { addressRefusal, parseIpLiteral, privateAllowances } from './address-class.ts';
 
 const judge = (text: string) => {
   const address = parseIpLiteral(text);
@@ -85,12 +85,5 @@ describe('the private-address exceptions', () => {
     expect(allow.allows('x', v4('192.168.8.1'), 1)).toBe(false);
     expect(allow.allows('x', v4('fd00::5'), 443)).toBe(true);
     expect(privateAllowances([]).allows('x', v4('10.0.0.1'), 80)).toBe(false);
-  });
-
-  it('says what an entry must look like', () => {
-    for (const good of ['10.0.0.1:80', '10.0.0.0/8', '[::1]:3128', 'host.test:443', 'fd00::/8']) expect(allowanceEntryIssue(good)).toBeNull();
-    for (const bad of ['10.0.0.1', '10.0.0.0/33', 'host.test', 'a b:80', '10.0.0.1:0', '10.0.0.1:70000', '']) {
-      expect(allowanceEntryIssue(bad)).toMatch(/host:port/);
-    }
   });
 });

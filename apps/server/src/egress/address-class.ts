@@ -171,11 +171,6 @@ export interface PrivateAllowances {
   allows(host: string, address: IpAddress, port: number): boolean;
 }
 
-/** What an entry of `egress.allowPrivateHosts` must look like; null when it is one. */
-export function allowanceEntryIssue(entry: string): string | null {
-  return parseAllowance(entry) ? null : 'an exact host:port (10.0.0.5:443, [fd00::5]:443, db.internal:5432) or a CIDR (10.20.0.0/16)';
-}
-
 type Allowance = { kind: 'cidr'; cidr: Cidr } | { kind: 'exact'; host: string; ip: IpAddress | null; port: number };
 
 function parseAllowance(entry: string): Allowance | null {

@@ -55,6 +55,9 @@ interface ActivityWindow {
 
 export type EgressService = ReturnType<typeof createEgressService>;
 
+/** What the services that create, start, stop and remove sandboxes call. */
+export type EgressHooks = Pick<EgressService, 'attach' | 'detach'>;
+
 /**
  * Puts the egress proxy on the loopback of sandboxes whose containment allows egress, and takes
  * it away (docs/decisions/0025-egress-proxy.md): per sandbox a unix socket on the host answered by
@@ -207,25 +210,6 @@ export function createEgressService(deps: {
         received += live.received;
       }
       return seen ? { sentBytes: sent, receivedBytes: received } : null;
-    },
-
-    /**
-     * The provider with the proxy variables added to every exec and PTY of an instance that has
-     * egress (what the caller sets wins). Everything else passes through untouched.
-     */
-    withProxyEnv(provider: SandboxProvider): SandboxProvider {
-      const service = this;
-      return new Proxy(provider, {
-        get(target, property, receiver) {
-          const value = Reflect.get(target, property, receiver);
-          if ((property !== 'exec' && property !== 'execStream' && property !== 'openPty') || typeof value !== 'function') return value;
-          return (instanceId: string, request: { env?: Record<string, string> | undefined }) => {
-            const env = service.envFor(instanceId);
-            const withEnv = env ? { ...request, env: { ...env, ...request.env } } : request;
-            return (value as (id: string, r: unknown) => unknown).call(target, instanceId, withEnv);
-          };
-        },
-      });
     },
 
     async close(): Promise<void> {

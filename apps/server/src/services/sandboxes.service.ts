@@ -3,6 +3,7 @@ import { type Principal, type Sandbox, type SandboxDesiredStatus, SandcastError 
 import type { Store } from '@sandcast/db';
 import { type ExecProcess, type ExecResult, isProviderError, type SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
+import type { EgressHooks } from '../egress/egress.service.ts';
 import { type Clock, systemClock } from '../clock.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import { recordActivity } from './activity.service.ts';
@@ -35,6 +36,8 @@ export function createSandboxesService(deps: {
   execOutputMaxBytes?: number | undefined;
   /** The time source of the last activity (the idle policy counts from it). */
   clock?: Clock | undefined;
+  /** Gives a new sandbox the egress proxy its containment calls for, before bootstrap runs. */
+  egress?: EgressHooks | undefined;
 }) {
   const { store, lifecycle } = deps;
   const clock = deps.clock ?? systemClock;

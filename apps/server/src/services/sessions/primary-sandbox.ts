@@ -10,6 +10,7 @@ import {
 import type { Repositories, Store } from '@sandcast/db';
 import { isProviderError } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
+import type { EgressHooks } from '../../egress/egress.service.ts';
 import type { RegisteredProvider } from '../../providers/provider-registry.ts';
 import { recordActivity } from '../activity.service.ts';
 import { bootSourceFor, fingerprintOf } from '../boot-source.ts';
@@ -90,7 +91,7 @@ async function runBootstrap(plan: SandboxPlan, instanceId: string): Promise<stri
  * reason; a provider that cannot create the compute fails it too, and the error is thrown.
  */
 export async function provisionSandbox(
-  deps: { store: Store; log: FastifyBaseLogger },
+  deps: { store: Store; log: FastifyBaseLogger; egress?: EgressHooks | undefined },
   plan: SandboxPlan,
   actor: Principal,
   options: {
@@ -155,9 +156,15 @@ export async function provisionSandbox(
   }
   // Recorded before bootstrap runs, so a server that dies meanwhile leaves compute it can find.
   await store.repos.sandboxes.update(sandbox.id, { providerInstanceId: instanceId });
-  let failure: string | null;
+  let failure: string | null = null;
   try {
-    failure = await runBootstrap(plan, instanceId);
+    // Before bootstrap, so its commands reach what the containment allows.
+    await deps.egress?.attach({ kind: 'sandbox', id: sandbox.id }, plan.registered.provider, instanceId, plan.spec.containment);
+  } catch (error) {
+    failure = `the egress proxy could not be attached: ${(error as Error).message}`;
+  }
+  try {
+    failure ??= await runBootstrap(plan, instanceId);
   } catch (error) {
     failure = `bootstrap could not run: ${(error as Error).message}`;
   }

@@ -9,6 +9,7 @@ import {
 } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import type { FastifyBaseLogger } from 'fastify';
+import type { EgressHooks } from '../../egress/egress.service.ts';
 import { type Clock, systemClock } from '../../clock.ts';
 import type { ProviderRegistry } from '../../providers/provider-registry.ts';
 import { recordActivity } from '../activity.service.ts';
@@ -38,6 +39,8 @@ export function createSessionsService(deps: {
   clock?: Clock | undefined;
   /** Browser terminals attached to sandboxes, closed when their session ends. */
   terminals?: { endSandbox(sandboxId: string): void } | undefined;
+  /** Gives a new sandbox the egress proxy its containment calls for, before bootstrap runs. */
+  egress?: EgressHooks | undefined;
 }) {
   const { store } = deps;
   const clock = deps.clock ?? systemClock;

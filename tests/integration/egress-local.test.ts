@@ -1,0 +1,132 @@
+import type { ExecResultBody } from '@sandcast/contracts';
+import { createLocalProvider } from '@sandcast/provider-local';
+import { localSkipReason } from '@sandcast/provider-local/testing';
+import { testNetworkSkipReason } from '@sandcast/server/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ALLOWLIST, apiPortOf, POSTGRES_PORT, useEgressServer } from './support/egress-fixture.ts';
+import { REAL_PROVIDER_DATABASE, requireForSuite } from './support/lifecycle.ts';
+
+const runnable = requireForSuite('egress-local', (await localSkipReason()) ?? (await testNetworkSkipReason()));
+
+/** curl's exit code and what it printed (`-w` output last). */
+const out = (r: ExecResultBody) => `${r.stdout}${r.stderr}`;
+
+describe.skipIf(!runnable)(`egress from local sandboxes through the proxy [${REAL_PROVIDER_DATABASE}]`, () => {
+  const { server, net } = useEgressServer((dataDir) => [createLocalProvider({ dataDir })]);
+  const ids: Record<'allowlist' | 'allow' | 'deny', string> = { allowlist: '', allow: '', deny: '' };
+  const curl = (sandboxId: string, args: string[]) =>
+    server().client.sandboxes.exec(sandboxId, { command: ['curl', '-sS', '--max-time', '20', ...args], timeoutMs: 60_000 });
+
+  beforeAll(async () => {
+    const t = server();
+    const make = async (name: keyof typeof ids, containment: { network: 'deny' | 'allowlist' | 'allow'; hosts: string[] }) => {
+      const env = await t.client.environments.create({ name: `egress-local-${name}`, provider: 'local', config: {}, spec: { containment } });
+      ids[name] = (await t.client.sandboxes.create({ environmentId: env.id })).id;
+      expect((await t.client.sandboxes.get(ids[name])).status).toBe('running');
+    };
+    await make('allowlist', { network: 'allowlist', hosts: ALLOWLIST });
+    await make('allow', { network: 'allow', hosts: [] });
+    await make('deny', { network: 'deny', hosts: [] });
+    for (const id of [ids.allowlist, ids.allow]) {
+      await t.client.sandboxes.exec(id, { command: ['sh', '-c', 'printf %s "$1" > /tmp/ca.pem', 'sh', net().certificate] });
+    }
+  }, 180_000);
+
+  it('sets the proxy variables and reaches an allowed host over HTTP and HTTPS (CONNECT)', async () => {
+    const env = await server().client.sandboxes.exec(ids.allowlist, { command: ['sh', '-c', 'env | grep -i _proxy= | sort'] });
+    expect(env.stdout).toContain('HTTPS_PROXY=http://127.0.0.1:3128');
+    expect(env.stdout).toContain('http_proxy=http://127.0.0.1:3128');
+    expect(env.stdout).toContain('NO_PROXY=localhost,127.0.0.1,::1');
+    const plain = await curl(ids.allowlist, [`http://allowed.test:${net().httpPort}/hello`]);
+    expect(out(plain)).toBe(`upstream http allowed.test:${net().httpPort} GET /hello 0\n`);
+    const secure = await curl(ids.allowlist, ['--cacert', '/tmp/ca.pem', `https://allowed.test:${net().httpsPort}/secure`]);
+    expect(out(secure)).toBe(`upstream https allowed.test:${net().httpsPort} GET /secure 0\n`);
+  }, 60_000);
+
+  it('refuses a host the allowlist does not name, with 403 from the proxy', async () => {
+    const plain = await curl(ids.allowlist, ['-o', '/dev/null', '-w', '%{http_code}', `http://denied.test:${net().httpPort}/`]);
+    expect(plain.stdout).toBe('403');
+    const tunnel = await curl(ids.allowlist, ['-w', '%{http_connect}', `https://denied.test:${net().httpsPort}/`]);
+    expect(tunnel.exitCode).not.toBe(0);
+    expect(tunnel.stdout).toBe('403');
+  }, 60_000);
+
+  it('never reaches host loopback: the Sandcast API, Postgres, nor a name that resolves to 127.0.0.1', async () => {
+    const apiPort = apiPortOf(server());
+    for (const target of [`http://127.0.0.1:${apiPort}/api/health`, `http://[::1]:${apiPort}/`, `http://0x7f.1:${POSTGRES_PORT}/`]) {
+      // `--noproxy ''` overrides NO_PROXY: ask the proxy for it, which must say no.
+      const viaProxy = await curl(ids.allow, ['--noproxy', '', '-o', '/dev/null', '-w', '%{http_code}', target]);
+      expect(viaProxy.stdout, target).toBe('403');
+    }
+    const tunnel = await curl(ids.allow, ['-p', '--noproxy', '', '-w', '%{http_connect}', `http://127.0.0.1:${POSTGRES_PORT}/`]);
+    expect(tunnel.stdout).toBe('403');
+    // Straight to the port, without the proxy: the sandbox's own loopback, where nothing listens.
+    const direct = await curl(ids.allow, ['--noproxy', '*', `http://127.0.0.1:${apiPort}/api/health`]);
+    expect(direct.exitCode).toBe(7);
+    const rebind = await curl(ids.allowlist, ['-o', '/dev/null', '-w', '%{http_code}', `http://rebind.test:${apiPort}/api/health`]);
+    expect(rebind.stdout).toBe('403');
+  }, 90_000);
+
+  it('refuses the metadata address and other private addresses', async () => {
+    for (const target of ['http://169.254.169.254/latest/meta-data/', 'http://meta.test/', 'http://private.test/', 'http://[fd00:ec2::254]/']) {
+      const answer = await curl(ids.allow, ['-o', '/dev/null', '-w', '%{http_code}', target]);
+      expect(answer.stdout, target).toBe('403');
+    }
+    const allowlisted = await curl(ids.allowlist, ['-o', '/dev/null', '-w', '%{http_code}', 'http://meta.test/']);
+    expect(allowlisted.stdout).toBe('403');
+  }, 60_000);
+
+  it('refuses a tunnel whose TLS server name is not the host it asked for', async () => {
+    // CONNECT allowed.test, then a ClientHello for sni.test (allowed, same address, other name).
+    const fronted = await curl(ids.allowlist, [
+      '--cacert',
+      '/tmp/ca.pem',
+      '--connect-to',
+      `sni.test:${net().httpsPort}:allowed.test:${net().httpsPort}`,
+      `https://sni.test:${net().httpsPort}/`,
+    ]);
+    expect(fronted.exitCode, out(fronted)).not.toBe(0);
+    const activity = await server().client.activity({ action: 'sandbox.egress.denied', limit: 500 });
+    expect(activity.some((a) => a.subjectId === ids.allowlist && a.details.reason === 'sni_mismatch')).toBe(true);
+  }, 60_000);
+
+  it('gives a deny sandbox no proxy and no route out', async () => {
+    const env = await server().client.sandboxes.exec(ids.deny, { command: ['sh', '-c', 'env | grep -ci _proxy= || true'] });
+    expect(env.stdout.trim()).toBe('0');
+    const proxy = await curl(ids.deny, ['-x', 'http://127.0.0.1:3128', `http://allowed.test:${net().httpPort}/`]);
+    expect(proxy.exitCode).toBe(7);
+    const direct = await curl(ids.deny, [`http://${net().upstreamAddress}:${net().httpPort}/`]);
+    expect(direct.exitCode).toBe(7);
+    // Nor does an allowlist sandbox have a route around its proxy.
+    const around = await curl(ids.allowlist, ['--noproxy', '*', `http://${net().upstreamAddress}:${net().httpPort}/`]);
+    expect(around.exitCode).toBe(7);
+  }, 60_000);
+
+  it('counts the bytes both ways on the sandbox and in /metrics, and records decisions without paths', async () => {
+    const t = server();
+    const before = (await t.client.sandboxes.get(ids.allowlist)).egress ?? { sentBytes: 0, receivedBytes: 0 };
+    const got = await curl(ids.allowlist, ['-o', '/dev/null', '-w', '%{size_download}', `http://allowed.test:${net().httpPort}/bytes/200000`]);
+    expect(got.stdout).toBe('200000');
+    const after = (await t.client.sandboxes.get(ids.allowlist)).egress!;
+    expect(after.receivedBytes - before.receivedBytes).toBeGreaterThanOrEqual(200_000);
+    expect(after.sentBytes).toBeGreaterThan(before.sentBytes);
+    expect((await t.client.sandboxes.get(ids.deny)).egress).toBeNull();
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toMatch(/sandcast_egress_bytes_total\{direction="in"\} \d+/);
+    expect(metrics).toMatch(/sandcast_egress_decisions_total\{decision="denied",reason="not_allowlisted"\} \d+/);
+    expect(metrics).not.toContain('denied.test');
+    const denied = await t.client.activity({ action: 'sandbox.egress.denied', limit: 500 });
+    const entry = denied.find((a) => a.subjectId === ids.allowlist && a.details.host === 'denied.test' && a.details.method === 'HTTP');
+    expect(entry?.details).toEqual({ host: 'denied.test', port: net().httpPort, method: 'HTTP', reason: 'not_allowlisted' });
+    expect(JSON.stringify(denied)).not.toContain('/bytes/');
+  }, 60_000);
+
+  it('follows the sandbox through stop and start, and goes with it', async () => {
+    const t = server();
+    await t.client.sandboxes.stop(ids.allowlist);
+    await t.client.sandboxes.start(ids.allowlist);
+    const again = await curl(ids.allowlist, [`http://allowed.test:${net().httpPort}/again`]);
+    expect(out(again)).toBe(`upstream http allowed.test:${net().httpPort} GET /again 0\n`);
+    await t.client.sandboxes.delete(ids.allowlist);
+  }, 120_000);
+});
