@@ -67,7 +67,11 @@ describe.skipIf(!runnable)(`egress from Docker sandboxes through the proxy [${RE
     const answer = await client(ids.allowlist, ['get', `http://allowed.test:${net().httpPort}/docker`]);
     expect(answer).toMatch(/^HTTP\/1\.1 200/);
     expect(answer).toContain(`upstream http allowed.test:${net().httpPort} GET /docker 0`);
-    const tunnel = await client(ids.allowlist, ['tunnel', `allowed.test:${net().httpsPort}`, (await clientHelloFor('allowed.test')).toString('hex')]);
+    const tunnel = await client(ids.allowlist, [
+      'tunnel',
+      `allowed.test:${net().httpsPort}`,
+      (await clientHelloFor('allowed.test')).toString('hex'),
+    ]);
     // The upstream's TLS server answered the ClientHello with a handshake record (0x16, TLS 1.x).
     expect(tunnel).toMatch(/^HTTP\/1\.1 200 .*\r\nfirst:1603/);
   }, 60_000);
@@ -95,7 +99,9 @@ describe.skipIf(!runnable)(`egress from Docker sandboxes through the proxy [${RE
     expect(await client(ids.deny, ['get', 'http://allowed.test/'])).toBe('no HTTP_PROXY\n');
     expect(await client(ids.deny, ['direct', '127.0.0.1', '3128'])).toMatch(/^failed: Connection refused/);
     expect(await client(ids.deny, ['direct', net().upstreamAddress, String(net().httpPort)])).toMatch(/^failed: Network is unreachable/);
-    expect(await client(ids.allowlist, ['direct', net().upstreamAddress, String(net().httpPort)])).toMatch(/^failed: Network is unreachable/);
+    expect(await client(ids.allowlist, ['direct', net().upstreamAddress, String(net().httpPort)])).toMatch(
+      /^failed: Network is unreachable/,
+    );
   }, 60_000);
 
   it('counts the bytes on the sandbox view', async () => {

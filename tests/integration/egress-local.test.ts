@@ -20,7 +20,12 @@ describe.skipIf(!runnable)(`egress from local sandboxes through the proxy [${REA
   beforeAll(async () => {
     const t = server();
     const make = async (name: keyof typeof ids, containment: { network: 'deny' | 'allowlist' | 'allow'; hosts: string[] }) => {
-      const env = await t.client.environments.create({ name: `egress-local-${name}`, provider: 'local', config: {}, spec: { containment } });
+      const env = await t.client.environments.create({
+        name: `egress-local-${name}`,
+        provider: 'local',
+        config: {},
+        spec: { containment },
+      });
       ids[name] = (await t.client.sandboxes.create({ environmentId: env.id })).id;
       expect((await t.client.sandboxes.get(ids[name])).status).toBe('running');
     };
@@ -68,7 +73,12 @@ describe.skipIf(!runnable)(`egress from local sandboxes through the proxy [${REA
   }, 90_000);
 
   it('refuses the metadata address and other private addresses', async () => {
-    for (const target of ['http://169.254.169.254/latest/meta-data/', 'http://meta.test/', 'http://private.test/', 'http://[fd00:ec2::254]/']) {
+    for (const target of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://meta.test/',
+      'http://private.test/',
+      'http://[fd00:ec2::254]/',
+    ]) {
       const answer = await curl(ids.allow, ['-o', '/dev/null', '-w', '%{http_code}', target]);
       expect(answer.stdout, target).toBe('403');
     }
@@ -105,7 +115,13 @@ describe.skipIf(!runnable)(`egress from local sandboxes through the proxy [${REA
   it('counts the bytes both ways on the sandbox and in /metrics, and records decisions without paths', async () => {
     const t = server();
     const before = (await t.client.sandboxes.get(ids.allowlist)).egress ?? { sentBytes: 0, receivedBytes: 0 };
-    const got = await curl(ids.allowlist, ['-o', '/dev/null', '-w', '%{size_download}', `http://allowed.test:${net().httpPort}/bytes/200000`]);
+    const got = await curl(ids.allowlist, [
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{size_download}',
+      `http://allowed.test:${net().httpPort}/bytes/200000`,
+    ]);
     expect(got.stdout).toBe('200000');
     const after = (await t.client.sandboxes.get(ids.allowlist)).egress!;
     expect(after.receivedBytes - before.receivedBytes).toBeGreaterThanOrEqual(200_000);

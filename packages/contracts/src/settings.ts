@@ -5,7 +5,9 @@ const IPV4 = `${OCTET}(\\.${OCTET}){3}`;
 const IPV6 = '[0-9a-fA-F]*:[0-9a-fA-F:.]*';
 const NAME = '[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*';
 const PORT = '([1-9]\\d{0,3}|[1-5]\\d{4}|6[0-4]\\d{3}|65[0-4]\\d{2}|655[0-2]\\d|6553[0-5])';
-const PRIVATE_HOST_ENTRY = new RegExp(`^((${IPV4}|\\[${IPV6}\\]|${NAME}):${PORT}|${IPV4}/(3[0-2]|[12]?\\d)|${IPV6}/(12[0-8]|1[01]\\d|[1-9]?\\d))$`);
+const PRIVATE_HOST_ENTRY = new RegExp(
+  `^((${IPV4}|\\[${IPV6}\\]|${NAME}):${PORT}|${IPV4}/(3[0-2]|[12]?\\d)|${IPV6}/(12[0-8]|1[01]\\d|[1-9]?\\d))$`,
+);
 
 /** An exception to the egress proxy's refusal of private addresses: an exact host:port, or a CIDR. */
 const PrivateHostEntry = z

@@ -8,7 +8,7 @@ import { enableEnvironments, startTestServer, type TestServer } from './harness.
 import { REAL_PROVIDER_DATABASE } from './lifecycle.ts';
 
 /** The names the egress tests resolve, and what to: the test network, loopback, private, metadata. */
-export function egressTestNames(net: TestNetwork): Record<string, string[]> {
+function egressTestNames(net: TestNetwork): Record<string, string[]> {
   return {
     'allowed.test': [net.upstreamAddress],
     'sni.test': [net.upstreamAddress],

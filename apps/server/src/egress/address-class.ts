@@ -9,7 +9,7 @@ export interface IpAddress {
 }
 
 /** Why an address is never reached from a sandbox (the closed set of refusal reasons). */
-export const ADDRESS_REFUSALS = [
+const ADDRESS_REFUSALS = [
   'loopback',
   'link_local',
   'private',
@@ -151,9 +151,10 @@ interface Cidr {
 
 /** `a` inside `range` (the same family; an IPv4-mapped IPv6 address counts as its IPv4 address). */
 function inCidr(a: IpAddress, range: Cidr): boolean {
-  const address = a.family === 6 && isZero(a.bytes, 0, 10) && a.bytes[10] === 0xff && a.bytes[11] === 0xff
-    ? { family: 4 as const, bytes: a.bytes.slice(12), text: a.bytes.slice(12).join('.') }
-    : a;
+  const address =
+    a.family === 6 && isZero(a.bytes, 0, 10) && a.bytes[10] === 0xff && a.bytes[11] === 0xff
+      ? { family: 4 as const, bytes: a.bytes.slice(12), text: a.bytes.slice(12).join('.') }
+      : a;
   if (address.family !== range.network.family) return false;
   for (let bit = 0; bit < range.prefix; bit++) {
     const mask = 0x80 >> (bit % 8);

@@ -9,7 +9,10 @@ const WITH_ENV = new Set<string | symbol>(['exec', 'execStream', 'openPty']);
  * an instance that has egress (what the caller sets wins: it can only point itself elsewhere,
  * and there is nowhere else to go). Everything else passes through untouched.
  */
-export function withEgressEnv(registry: ProviderRegistry, egress: { envFor(instanceId: string): Record<string, string> | undefined }): ProviderRegistry {
+export function withEgressEnv(
+  registry: ProviderRegistry,
+  egress: { envFor(instanceId: string): Record<string, string> | undefined },
+): ProviderRegistry {
   const wrapped = new WeakMap<RegisteredProvider, RegisteredProvider>();
   const wrap = (provider: SandboxProvider): SandboxProvider =>
     new Proxy(provider, {

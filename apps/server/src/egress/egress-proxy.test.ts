@@ -34,13 +34,16 @@ function connectThrough(socketPath: string, authority: string): Promise<{ status
 /** A plain HTTP request through the proxy (absolute-form). */
 function getThrough(socketPath: string, url: string, body?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ socketPath, method: body ? 'POST' : 'GET', path: url, headers: { host: new URL(url).host }, agent: false }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => {
-        text += c.toString();
-      });
-      res.once('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = request(
+      { socketPath, method: body ? 'POST' : 'GET', path: url, headers: { host: new URL(url).host }, agent: false },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => {
+          text += c.toString();
+        });
+        res.once('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.once('error', reject);
     req.end(body);
   });
@@ -78,7 +81,10 @@ describe.skipIf(skip !== null)('the egress proxy, against an upstream in a netwo
   /** The same proxy for a sandbox whose containment is `allow`: only the address rules stand. */
   let open: EgressListener;
   let openPath: string;
-  const containment: SandboxContainment = { network: 'allowlist', hosts: ['allowed.test', '*.pkg.test', 'rebind.test', 'mixed.test', 'private.test', 'meta.test'] };
+  const containment: SandboxContainment = {
+    network: 'allowlist',
+    hosts: ['allowed.test', '*.pkg.test', 'rebind.test', 'mixed.test', 'private.test', 'meta.test'],
+  };
 
   beforeAll(async () => {
     net = await createTestNetwork({ names: ['allowed.test', 'registry.pkg.test'] });
@@ -152,7 +158,14 @@ describe.skipIf(skip !== null)('the egress proxy, against an upstream in a netwo
   });
 
   it('never reaches host loopback, whatever the address looks like', async () => {
-    for (const target of [`127.0.0.1:${loopbackPort}`, `localhost.:${loopbackPort}`, `0x7f.1:${loopbackPort}`, `2130706433:${loopbackPort}`, `[::ffff:127.0.0.1]:${loopbackPort}`, `[::1]:${loopbackPort}`]) {
+    for (const target of [
+      `127.0.0.1:${loopbackPort}`,
+      `localhost.:${loopbackPort}`,
+      `0x7f.1:${loopbackPort}`,
+      `2130706433:${loopbackPort}`,
+      `[::ffff:127.0.0.1]:${loopbackPort}`,
+      `[::1]:${loopbackPort}`,
+    ]) {
       const answer = await connectThrough(openPath, target);
       expect(answer.status, target).toBe(403);
       expect(answer.body, target).toMatch(/\(loopback\)/);
@@ -171,7 +184,17 @@ describe.skipIf(skip !== null)('the egress proxy, against an upstream in a netwo
   });
 
   it('refuses other private addresses and the metadata address (only the exact exception passes)', async () => {
-    for (const target of ['10.1.2.3:80', '192.168.0.1:80', '172.16.5.5:80', '100.64.0.1:80', '169.254.169.254:80', '[fd00:ec2::254]:80', '[fe80::1]:80', '0.0.0.0:80', '[::]:80']) {
+    for (const target of [
+      '10.1.2.3:80',
+      '192.168.0.1:80',
+      '172.16.5.5:80',
+      '100.64.0.1:80',
+      '169.254.169.254:80',
+      '[fd00:ec2::254]:80',
+      '[fe80::1]:80',
+      '0.0.0.0:80',
+      '[::]:80',
+    ]) {
       expect((await connectThrough(openPath, target)).status, target).toBe(403);
     }
     expect((await connectThrough(socketPath, 'private.test:443')).body).toMatch(/private/);

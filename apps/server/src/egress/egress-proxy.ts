@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { chmod, rm } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { SandboxContainment } from '@sandcast/core';
 import { type AddressRefusal, addressRefusal, type IpAddress, type PrivateAllowances, parseIpLiteral } from './address-class.ts';
@@ -10,11 +10,10 @@ import { hostPermitted, normalizeHost } from './host-match.ts';
 /** Resolves a name to IP addresses (text). Injected in tests; by default the system resolver. */
 export type EgressResolver = (host: string) => Promise<string[]>;
 
-export const systemResolver: EgressResolver = async (host) =>
-  (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+const systemResolver: EgressResolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
 
 /** Why a request was allowed or refused: a closed set (activity details and metric labels). */
-export const EGRESS_REASONS = [
+const EGRESS_REASONS = [
   'allowed',
   'network_denied',
   'not_allowlisted',
@@ -207,10 +206,19 @@ export function createEgressProxy(deps: EgressProxyDeps) {
         }
         const port = url ? Number(url.port || 80) : 0;
         const decided = url ? await decide(containment, url.hostname, port) : { host: '-', reason: 'bad_request' as const };
-        const decision: EgressDecision = { allowed: decided.reason === 'allowed', host: decided.host, port, method: 'HTTP', reason: decided.reason };
+        const decision: EgressDecision = {
+          allowed: decided.reason === 'allowed',
+          host: decided.host,
+          port,
+          method: 'HTTP',
+          reason: decided.reason,
+        };
         if (!decided.address || !url) {
           record(decision);
-          res.writeHead(statusOf(decision.reason), { 'content-type': 'text/plain', 'x-sandcast-egress': `denied; reason=${decision.reason}` });
+          res.writeHead(statusOf(decision.reason), {
+            'content-type': 'text/plain',
+            'x-sandcast-egress': `denied; reason=${decision.reason}`,
+          });
           res.end(refusalText(decision));
           return;
         }
@@ -333,5 +341,3 @@ export function createEgressProxy(deps: EgressProxyDeps) {
     },
   };
 }
-
-export type EgressProxy = ReturnType<typeof createEgressProxy>;

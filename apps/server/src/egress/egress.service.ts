@@ -15,10 +15,10 @@ import { privateAllowances } from './address-class.ts';
 import { createEgressProxy, type EgressDecision, type EgressListener, type EgressResolver } from './egress-proxy.ts';
 
 /** The loopback port inside every sandbox with egress where the proxy answers. */
-export const EGRESS_PROXY_PORT = 3128;
+const EGRESS_PROXY_PORT = 3128;
 
 /** What exec, PTY and setup sessions get in their environment when their sandbox has egress. */
-export function egressProxyEnv(port: number = EGRESS_PROXY_PORT): Record<string, string> {
+function egressProxyEnv(port: number = EGRESS_PROXY_PORT): Record<string, string> {
   const url = `http://127.0.0.1:${port}`;
   const noProxy = 'localhost,127.0.0.1,::1';
   return { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: noProxy, no_proxy: noProxy };
@@ -99,7 +99,8 @@ export function createEgressService(deps: {
     const now = clock.now().getTime();
     let window = windows.get(ownerId);
     if (!window || now - window.startedAt >= ACTIVITY_WINDOW_MS) {
-      if (window?.suppressed) writeActivity(owner, 'sandbox.egress.suppressed', { decisions: window.suppressed, windowSeconds: ACTIVITY_WINDOW_MS / 1000 });
+      if (window?.suppressed)
+        writeActivity(owner, 'sandbox.egress.suppressed', { decisions: window.suppressed, windowSeconds: ACTIVITY_WINDOW_MS / 1000 });
       window = { startedAt: now, recorded: 0, suppressed: 0 };
       windows.set(ownerId, window);
     }
@@ -179,9 +180,11 @@ export function createEgressService(deps: {
       const previous = pending.get(instanceId) ?? Promise.resolve();
       const next = previous.catch(() => undefined).then(() => attachNow(owner, provider, instanceId, containment));
       pending.set(instanceId, next);
-      void next.finally(() => {
-        if (pending.get(instanceId) === next) pending.delete(instanceId);
-      }).catch(() => undefined);
+      void next
+        .finally(() => {
+          if (pending.get(instanceId) === next) pending.delete(instanceId);
+        })
+        .catch(() => undefined);
       return next;
     },
 

@@ -9,7 +9,15 @@ export function normalizeHost(host: string): string | null {
   let name = host.trim().toLowerCase();
   if (name.startsWith('[') && name.endsWith(']')) name = name.slice(1, -1);
   if (name.endsWith('.')) name = name.slice(0, -1);
-  if (name === '' || name.length > 253 || name.endsWith('.') || name.startsWith('.') || name.includes('..') || !/^[a-z0-9.:_-]+$/.test(name)) return null;
+  if (
+    name === '' ||
+    name.length > 253 ||
+    name.endsWith('.') ||
+    name.startsWith('.') ||
+    name.includes('..') ||
+    !/^[a-z0-9.:_-]+$/.test(name)
+  )
+    return null;
   return name;
 }
 

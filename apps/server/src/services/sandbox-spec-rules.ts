@@ -54,7 +54,10 @@ export function specIssues(spec: SandboxSpec, provider: { id: string; capabiliti
       message: `the ${provider.id} provider cannot honour durability ${spec.durability}; it offers: ${['none', ...offered.filter((d) => d !== 'none')].join(', ')}`,
     });
   }
-  issues.push(...bootstrapSecretIssues(spec.bootstrap), ...containmentIssues(spec.containment, { id: provider.id, egressProxy: provider.capabilities.egressProxy === true }));
+  issues.push(
+    ...bootstrapSecretIssues(spec.bootstrap),
+    ...containmentIssues(spec.containment, { id: provider.id, egressProxy: provider.capabilities.egressProxy === true }),
+  );
   return issues;
 }
 

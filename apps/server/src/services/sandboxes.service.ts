@@ -3,8 +3,8 @@ import { type Principal, type Sandbox, type SandboxDesiredStatus, SandcastError 
 import type { Store } from '@sandcast/db';
 import { type ExecProcess, type ExecResult, isProviderError, type SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
-import type { EgressHooks } from '../egress/egress.service.ts';
 import { type Clock, systemClock } from '../clock.ts';
+import type { EgressHooks } from '../egress/egress.service.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import { recordActivity } from './activity.service.ts';
 import { imageMatches } from './custom-images/image-link.ts';

@@ -71,8 +71,23 @@ export async function createTestNetwork(options: { names: string[] }): Promise<T
     const key = join(dir, 'key.pem');
     const names = options.names.map((n) => `DNS:${n}`).join(',');
     await run('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-      '-subj', `/CN=${options.names[0]}`, '-addext', `subjectAltName=${names}`, '-keyout', key, '-out', cert,
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${options.names[0]}`,
+      '-addext',
+      `subjectAltName=${names}`,
+      '-keyout',
+      key,
+      '-out',
+      cert,
     ]);
     const httpPort = 8080;
     const httpsPort = 8443;

@@ -24,9 +24,7 @@ export function registerSandboxRoutes(
     return reply.status(201).send(present(sandbox));
   });
 
-  app.get<{ Params: IdParams }>(API_PATHS.sandbox, { config: admin }, async (request) =>
-    present(await sandboxes.get(request.params.id)),
-  );
+  app.get<{ Params: IdParams }>(API_PATHS.sandbox, { config: admin }, async (request) => present(await sandboxes.get(request.params.id)));
 
   app.delete<{ Params: IdParams }>(API_PATHS.sandbox, { config: admin }, async (request) =>
     presentSandbox(await sandboxes.delete(request.params.id, request.principal!)),

@@ -14,8 +14,8 @@ import {
 import { isUniqueViolation, type Store } from '@sandcast/db';
 import type { ExecProcess, ExecResult, SetupLease } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
-import type { EgressHooks } from '../../egress/egress.service.ts';
 import { type Clock, systemClock } from '../../clock.ts';
+import type { EgressHooks } from '../../egress/egress.service.ts';
 import type { ProviderRegistry } from '../../providers/provider-registry.ts';
 import { withTimeout } from '../../with-timeout.ts';
 import { recordActivity } from '../activity.service.ts';
@@ -248,7 +248,9 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
         // The operator installs tools through it: the environment's containment, as sandboxes get it.
         await deps.egress?.attach({ kind: 'setup', id: session.id }, provider, lease.leaseId, ctx.environment.spec.containment);
       } catch (error) {
-        await provider.cancelInteractiveSetup(lease.leaseId).catch((err: unknown) => log.warn({ err }, 'teardown after a failed start failed'));
+        await provider
+          .cancelInteractiveSetup(lease.leaseId)
+          .catch((err: unknown) => log.warn({ err }, 'teardown after a failed start failed'));
         await failStart(session, error);
         throw error;
       }

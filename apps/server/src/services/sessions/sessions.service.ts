@@ -9,8 +9,8 @@ import {
 } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
 import type { FastifyBaseLogger } from 'fastify';
-import type { EgressHooks } from '../../egress/egress.service.ts';
 import { type Clock, systemClock } from '../../clock.ts';
+import type { EgressHooks } from '../../egress/egress.service.ts';
 import type { ProviderRegistry } from '../../providers/provider-registry.ts';
 import { recordActivity } from '../activity.service.ts';
 import { visibleAgentIds } from '../agents.service.ts';
