@@ -8,6 +8,7 @@ describe('mergeSettings', () => {
     expect(next).toEqual({
       experimental: { enableEnvironments: true, enableSandboxDuplexBridge: false },
       security: { allowHostNetwork: false, allowPublicPorts: false },
+      egress: { allowPrivateHosts: [] },
       sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'] },
     });
     expect(mergeSettings(next, { experimental: { enableEnvironments: undefined } }).experimental.enableEnvironments).toBe(true);
