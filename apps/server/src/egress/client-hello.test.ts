@@ -7,7 +7,12 @@ import { readClientHello } from './client-hello.ts';
 async function hello(servername?: string): Promise<Buffer> {
   const server = createServer();
   const first = new Promise<Buffer>((resolve) =>
-    server.once('connection', (socket) => socket.once('data', (chunk: Buffer) => resolve(chunk) && socket.destroy())),
+    server.once('connection', (socket) =>
+      socket.once('data', (chunk: Buffer) => {
+        resolve(chunk);
+        socket.destroy();
+      }),
+    ),
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const client = connect({ host: '127.0.0.1', port: (server.address() as { port: number }).port, servername, rejectUnauthorized: false });
