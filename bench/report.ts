@@ -52,6 +52,11 @@ const BENCHMARKS: Benchmark[] = [
     args: ['--keystrokes', '200', '--flood-mib', '256'],
   },
   { name: 'ports', what: 'a sandbox port through the proxy vs a direct loopback connection', args: ['--requests', '200', '--mib', '64'] },
+  {
+    name: 'egress',
+    what: 'requests and a download from a sandbox through the egress proxy vs a direct connection to the namespace',
+    args: ['--requests', '200', '--mib', '64'],
+  },
 ];
 
 const args = process.argv.slice(2);
