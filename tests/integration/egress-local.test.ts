@@ -12,7 +12,7 @@ const runnable = requireForSuite('egress-local', (await localSkipReason()) ?? (a
 const out = (r: ExecResultBody) => `${r.stdout}${r.stderr}`;
 
 describe.skipIf(!runnable)(`egress from local sandboxes through the proxy [${REAL_PROVIDER_DATABASE}]`, () => {
-  const { server, net } = useEgressServer((dataDir) => [createLocalProvider({ dataDir })]);
+  const { server, net, advanceClock } = useEgressServer((dataDir) => [createLocalProvider({ dataDir })]);
   const ids: Record<'allowlist' | 'allow' | 'deny', string> = { allowlist: '', allow: '', deny: '' };
   const curl = (sandboxId: string, args: string[]) =>
     server().client.sandboxes.exec(sandboxId, { command: ['curl', '-sS', '--max-time', '20', ...args], timeoutMs: 60_000 });
@@ -136,6 +136,45 @@ describe.skipIf(!runnable)(`egress from local sandboxes through the proxy [${REA
     expect(entry?.details).toEqual({ host: 'denied.test', port: net().httpPort, method: 'HTTP', reason: 'not_allowlisted' });
     expect(JSON.stringify(denied)).not.toContain('/bytes/');
   }, 60_000);
+
+  it('records at most 20 decisions a minute per sandbox, and then how many it left out', async () => {
+    const t = server();
+    const env = (await t.client.environments.list()).find((e) => e.name === 'egress-local-allowlist')!;
+    const flooder = await t.client.sandboxes.create({ environmentId: env.id });
+    const flood = `for i in $(seq 50); do curl -s -o /dev/null http://denied.test:${net().httpPort}/$i; done`;
+    expect((await t.client.sandboxes.exec(flooder.id, { command: ['sh', '-c', flood], timeoutMs: 120_000 })).exitCode).toBe(0);
+    const mine = async (action: string) => (await t.client.activity({ action, limit: 500 })).filter((a) => a.subjectId === flooder.id);
+    expect(await mine('sandbox.egress.denied')).toHaveLength(20);
+    advanceClock(61_000);
+    await curl(flooder.id, ['-o', '/dev/null', `http://denied.test:${net().httpPort}/after`]);
+    // Recorded before the proxy answered the request that opened the next window.
+    const summary = await mine('sandbox.egress.suppressed');
+    expect(summary.map((a) => a.details)).toEqual([{ decisions: 30, windowSeconds: 60 }]);
+    await t.client.sandboxes.delete(flooder.id);
+  }, 120_000);
+
+  it("gives a setup session its environment's policy: the proxy with allow, nothing with deny", async () => {
+    const t = server();
+    const envs = await t.client.environments.list();
+    const allow = envs.find((e) => e.name === 'egress-local-allow')!;
+    const { session } = await t.client.customImages.startSetup(allow.id);
+    try {
+      const got = await t.client.customImages.exec(session.id, {
+        command: ['curl', '-sS', '--max-time', '20', `http://allowed.test:${net().httpPort}/setup`],
+      });
+      expect(got.stdout).toBe(`upstream http allowed.test:${net().httpPort} GET /setup 0\n`);
+    } finally {
+      await t.client.customImages.cancel(session.id);
+    }
+    const deny = envs.find((e) => e.name === 'egress-local-deny')!;
+    const denied = await t.client.customImages.startSetup(deny.id);
+    try {
+      const env = await t.client.customImages.exec(denied.session.id, { command: ['sh', '-c', 'env | grep -ci _proxy= || true'] });
+      expect(env.stdout.trim()).toBe('0');
+    } finally {
+      await t.client.customImages.cancel(denied.session.id);
+    }
+  }, 120_000);
 
   it('follows the sandbox through stop and start, and goes with it', async () => {
     const t = server();

@@ -204,6 +204,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger, metrics: Metrics)
     metrics,
     log,
     resolve: deps.egressResolver,
+    clock: deps.clock,
   });
   // Every exec and PTY of a sandbox with egress gets the proxy variables, whoever calls.
   const providers = withEgressEnv(deps.providers, egress);

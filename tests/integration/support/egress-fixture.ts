@@ -2,6 +2,7 @@ import { createServer } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { testDatabases } from '@sandcast/db/testing';
 import type { SandboxProvider } from '@sandcast/provider-sdk';
+import { createMovableClock } from '@sandcast/server';
 import { createTestNetwork, type TestNetwork } from '@sandcast/server/testing';
 import { afterAll, beforeAll } from 'vitest';
 import { enableEnvironments, startTestServer, type TestServer } from './harness.ts';
@@ -31,10 +32,11 @@ export function useEgressServer(providers: (dataDir: string) => SandboxProvider[
   const database = testDatabases().find((d) => d.kind === REAL_PROVIDER_DATABASE)!;
   let t: TestServer | undefined;
   let net: TestNetwork | undefined;
+  const clock = createMovableClock();
   beforeAll(async () => {
     net = await createTestNetwork({ names: ['allowed.test', 'sni.test'] });
     const names = egressTestNames(net);
-    t = await startTestServer({ database, providers, egressResolver: async (host) => names[host] ?? [] });
+    t = await startTestServer({ database, providers, clock, egressResolver: async (host) => names[host] ?? [] });
     await enableEnvironments(t.client);
     await t.client.settings.update({
       egress: { allowPrivateHosts: [`${net.upstreamAddress}:${net.httpPort}`, `${net.upstreamAddress}:${net.httpsPort}`] },
@@ -44,7 +46,7 @@ export function useEgressServer(providers: (dataDir: string) => SandboxProvider[
     await t?.close();
     await net?.close();
   });
-  return { server: () => t!, net: () => net! };
+  return { server: () => t!, net: () => net!, advanceClock: (ms: number) => clock.advance(ms) };
 }
 
 /** The bytes a TLS client sends first (its ClientHello) for `servername`, captured on loopback. */

@@ -106,7 +106,9 @@ describe.skipIf(skip !== null)('the egress proxy, against an upstream in a netwo
       resolve: async (host) => names[host] ?? [],
       // The test network is private by nature: only its upstream is excepted, per port.
       allowances: async () => privateAllowances([`${net.upstreamAddress}:${net.httpPort}`, `${net.upstreamAddress}:${net.httpsPort}`]),
-      onDecision: (_owner, decision) => decisions.push(decision),
+      onDecision: (_owner, decision) => {
+        decisions.push(decision);
+      },
       onBytes: (_owner, sent, received) => {
         bytes.sent += sent;
         bytes.received += received;

@@ -46,7 +46,8 @@ export interface EgressProxyDeps {
   resolve?: EgressResolver | undefined;
   /** The instance's exceptions to the private-address refusal, read per request. */
   allowances: () => Promise<PrivateAllowances>;
-  onDecision: (owner: string, decision: EgressDecision) => void;
+  /** Awaited before the answer (or the tunnel) goes on, so a decision is recorded before it takes effect. */
+  onDecision: (owner: string, decision: EgressDecision) => Promise<void> | void;
   /** Bytes a finished client connection moved: `sent` from the sandbox, `received` into it. */
   onBytes: (owner: string, sent: number, received: number) => void;
   /** How long the upstream connect and a tunnel's first TLS record may take. Default 10 s. */
@@ -195,7 +196,7 @@ export function createEgressProxy(deps: EgressProxyDeps) {
   return {
     async open(owner: string, socketPath: string, containment: SandboxContainment): Promise<EgressListener> {
       const open = new Set<Socket>();
-      const record = (decision: EgressDecision) => deps.onDecision(owner, decision);
+      const record = async (decision: EgressDecision) => deps.onDecision(owner, decision);
 
       const onRequest = async (req: IncomingMessage, res: ServerResponse) => {
         let url: URL | null = null;
@@ -214,7 +215,7 @@ export function createEgressProxy(deps: EgressProxyDeps) {
           reason: decided.reason,
         };
         if (!decided.address || !url) {
-          record(decision);
+          await record(decision);
           res.writeHead(statusOf(decision.reason), {
             'content-type': 'text/plain',
             'x-sandcast-egress': `denied; reason=${decision.reason}`,
@@ -222,7 +223,7 @@ export function createEgressProxy(deps: EgressProxyDeps) {
           res.end(refusalText(decision));
           return;
         }
-        record(decision);
+        await record(decision);
         const upstream = httpRequest({
           host: decided.address.text,
           family: decided.address.family,
@@ -243,7 +244,7 @@ export function createEgressProxy(deps: EgressProxyDeps) {
         upstream.once('error', () => {
           if (!res.headersSent) {
             const failed: EgressDecision = { ...decision, allowed: false, reason: 'upstream_unreachable' };
-            record(failed);
+            void record(failed);
             res.writeHead(502, { 'content-type': 'text/plain', 'x-sandcast-egress': 'denied; reason=upstream_unreachable' });
             res.end(refusalText(failed));
           } else res.destroy();
@@ -264,8 +265,8 @@ export function createEgressProxy(deps: EgressProxyDeps) {
           method: 'CONNECT',
           reason: decided.reason,
         };
-        const refuse = (d: EgressDecision, answered = false) => {
-          record(d);
+        const refuse = async (d: EgressDecision, answered = false) => {
+          await record(d);
           if (answered) {
             client.destroy();
             return;
@@ -292,7 +293,7 @@ export function createEgressProxy(deps: EgressProxyDeps) {
           upstream.destroy();
           return refuse({ ...decision, allowed: false, reason: 'sni_mismatch' }, true);
         }
-        record(decision);
+        await record(decision);
         if (first) upstream.write(first);
         client.pipe(upstream);
         upstream.pipe(client);

@@ -82,35 +82,44 @@ export function createEgressService(deps: {
   const ownerOf = new Map<string, EgressOwner>();
   let socketDir: Promise<string> | null = null;
 
-  const writeActivity = (owner: EgressOwner, action: string, details: Record<string, unknown>) => {
-    void recordActivity(deps.store.repos, {
+  const writeActivity = (owner: EgressOwner, action: string, details: Record<string, unknown>): Promise<void> =>
+    recordActivity(deps.store.repos, {
       action,
       actor: SYSTEM,
       subjectType: owner.kind === 'sandbox' ? 'sandbox' : 'setup_session',
       subjectId: owner.id,
       details,
-    }).catch((err: unknown) => deps.log.warn({ err }, 'recording an egress decision failed'));
-  };
+    }).then(
+      () => undefined,
+      (err: unknown) => deps.log.warn({ err }, 'recording an egress decision failed'),
+    );
 
-  const onDecision = (ownerId: string, decision: EgressDecision) => {
+  /** Counts the decision, and records it as activity unless this sandbox's window is full. */
+  const onDecision = async (ownerId: string, decision: EgressDecision): Promise<void> => {
     deps.metrics.egressDecisions.inc({ decision: decision.allowed ? 'allowed' : 'denied', reason: decision.reason });
     const owner = ownerOf.get(ownerId);
     if (!owner) return;
     const now = clock.now().getTime();
     let window = windows.get(ownerId);
+    const writes: Promise<void>[] = [];
     if (!window || now - window.startedAt >= ACTIVITY_WINDOW_MS) {
-      if (window?.suppressed)
-        writeActivity(owner, 'sandbox.egress.suppressed', { decisions: window.suppressed, windowSeconds: ACTIVITY_WINDOW_MS / 1000 });
+      if (window?.suppressed) {
+        writes.push(
+          writeActivity(owner, 'sandbox.egress.suppressed', { decisions: window.suppressed, windowSeconds: ACTIVITY_WINDOW_MS / 1000 }),
+        );
+      }
       window = { startedAt: now, recorded: 0, suppressed: 0 };
       windows.set(ownerId, window);
     }
-    if (window.recorded >= ACTIVITY_PER_WINDOW) {
-      window.suppressed++;
-      return;
+    if (window.recorded >= ACTIVITY_PER_WINDOW) window.suppressed++;
+    else {
+      window.recorded++;
+      const { host, port, method, reason } = decision;
+      writes.push(
+        writeActivity(owner, decision.allowed ? 'sandbox.egress.allowed' : 'sandbox.egress.denied', { host, port, method, reason }),
+      );
     }
-    window.recorded++;
-    const { host, port, method, reason } = decision;
-    writeActivity(owner, decision.allowed ? 'sandbox.egress.allowed' : 'sandbox.egress.denied', { host, port, method, reason });
+    await Promise.all(writes);
   };
 
   const onBytes = (ownerId: string, sent: number, received: number) => {
