@@ -176,6 +176,29 @@ describe.skipIf(!runnable)(`egress from local sandboxes through the proxy [${REA
     }
   }, 120_000);
 
+  it('is attached again after a restart: by the reconciler for sandboxes, by recovery for setup sessions', async () => {
+    const t = server();
+    const url = `http://allowed.test:${net().httpPort}/back`;
+    const record = await t.server.store.repos.sandboxes.get(ids.allow);
+    // What a restart loses: the proxy's listener and the relay (they live in the server).
+    await t.server.services.egress.detach(record!.providerInstanceId!);
+    expect((await curl(ids.allow, ['-x', 'http://127.0.0.1:3128', url])).exitCode).toBe(7);
+    await t.server.reconciler.runOnce();
+    expect(out(await curl(ids.allow, [url]))).toBe(`upstream http allowed.test:${net().httpPort} GET /back 0\n`);
+
+    const allow = (await t.client.environments.list()).find((e) => e.name === 'egress-local-allow')!;
+    const { session } = await t.client.customImages.startSetup(allow.id);
+    try {
+      const lease = (await t.server.store.repos.setupSessions.get(session.id))!.providerLeaseId!;
+      await t.server.services.egress.detach(lease);
+      await t.server.services.setupSessions.recoverAfterRestart();
+      const got = await t.client.customImages.exec(session.id, { command: ['curl', '-sS', '--max-time', '20', url] });
+      expect(got.stdout).toBe(`upstream http allowed.test:${net().httpPort} GET /back 0\n`);
+    } finally {
+      await t.client.customImages.cancel(session.id);
+    }
+  }, 120_000);
+
   it('follows the sandbox through stop and start, and goes with it', async () => {
     const t = server();
     await t.client.sandboxes.stop(ids.allowlist);

@@ -374,7 +374,12 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
         lease && registered
           ? (await registered.provider.getInteractiveSetup(lease).catch(() => ({ status: 'missing' }))).status !== 'missing'
           : false;
-      if (alive) return;
+      if (alive && lease && registered) {
+        // Its egress proxy went with the old server: the environment's containment again.
+        const revision = await store.repos.environments.getRevision(session.environmentRevisionId);
+        if (revision) await deps.egress?.attach({ kind: 'setup', id: session.id }, registered.provider, lease, revision.spec.containment);
+        return;
+      }
     }
     const failureReason =
       session.status === 'waiting_for_user'
