@@ -176,6 +176,28 @@ describe.skipIf(!runnable)(`egress from local sandboxes through the proxy [${REA
     }
   }, 120_000);
 
+  it('relays at most 256 connections at once: a sandbox cannot fill the host with relay processes', async () => {
+    // 300 tunnels held open at once: each either gets the proxy's 200 or is closed unanswered.
+    const script = `
+      const net = require('node:net');
+      const outcomes = Array.from({ length: 300 }, () => new Promise((resolve) => {
+        const s = net.connect(3128, '127.0.0.1', () => s.write('CONNECT allowed.test:${net().httpPort} HTTP/1.1\\r\\nhost: allowed.test\\r\\n\\r\\n'));
+        s.once('data', (d) => resolve(String(d).startsWith('HTTP/1.1 200') ? 'relayed' : 'other'));
+        s.once('close', () => resolve('refused'));
+        s.once('error', () => resolve('refused'));
+      }));
+      Promise.all(outcomes).then((all) => {
+        const count = (k) => all.filter((o) => o === k).length;
+        console.log(JSON.stringify({ relayed: count('relayed'), refused: count('refused'), other: count('other') }));
+        process.exit(0);
+      });`;
+    const ran = await server().client.sandboxes.exec(ids.allow, { command: ['node', '-e', script], timeoutMs: 120_000 });
+    expect(JSON.parse(ran.stdout), ran.stderr).toEqual({ relayed: 256, refused: 44, other: 0 });
+    // Once they are gone, new connections are relayed again.
+    const again = await curl(ids.allow, [`http://allowed.test:${net().httpPort}/after-flood`]);
+    expect(out(again)).toBe(`upstream http allowed.test:${net().httpPort} GET /after-flood 0\n`);
+  }, 120_000);
+
   it('is attached again after a restart: by the reconciler for sandboxes, by recovery for setup sessions', async () => {
     const t = server();
     const url = `http://allowed.test:${net().httpPort}/back`;

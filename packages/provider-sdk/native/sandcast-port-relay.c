@@ -30,6 +30,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int fail(const char *what) {
@@ -98,6 +99,20 @@ static int enter_netns(const char *path) {
   return 0;
 }
 
+/*
+ * Connections relayed at once: each is a process on the host, outside the sandbox's limits, so a
+ * sandbox opening thousands is refused past this many (they are accepted and closed at once).
+ */
+#define MAX_CONNECTIONS 256
+static volatile sig_atomic_t active = 0;
+
+static void reap(int sig) {
+  (void)sig;
+  int saved = errno;
+  while (waitpid(-1, NULL, WNOHANG) > 0) active--;
+  errno = saved;
+}
+
 /* --listen: accept on the sandbox's loopback, relay each connection to the host's unix socket. */
 static int listen_mode(const char *netns, long port, const char *unix_path) {
   struct sockaddr_un target = {.sun_family = AF_UNIX};
@@ -118,8 +133,9 @@ static int listen_mode(const char *netns, long port, const char *unix_path) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (bind(server, (struct sockaddr *)&addr, sizeof addr) != 0) return fail("bind");
   if (listen(server, 128) != 0) return fail("listen");
-  /* Children are never waited for: the kernel reaps them. */
-  signal(SIGCHLD, SIG_IGN);
+  struct sigaction on_child = {.sa_handler = reap, .sa_flags = SA_RESTART | SA_NOCLDSTOP};
+  sigemptyset(&on_child.sa_mask);
+  sigaction(SIGCHLD, &on_child, NULL);
   if (write_all(1, "+", 1) != 0) return 1;
   for (;;) {
     int client = accept4(server, NULL, NULL, SOCK_CLOEXEC);
@@ -127,8 +143,18 @@ static int listen_mode(const char *netns, long port, const char *unix_path) {
       if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE) continue;
       return fail("accept");
     }
+    if (active >= MAX_CONNECTIONS) {
+      close(client);
+      continue;
+    }
+    /* The count goes up before the child's exit can bring it down. */
+    sigset_t block, previous;
+    sigemptyset(&block);
+    sigaddset(&block, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &block, &previous);
     pid_t child = fork();
     if (child == 0) {
+      sigprocmask(SIG_SETMASK, &previous, NULL);
       /* A closed listener (the sandbox's egress detached) cuts its connections too. */
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       close(server);
@@ -139,6 +165,8 @@ static int listen_mode(const char *netns, long port, const char *unix_path) {
       relay(client, client, upstream);
       _exit(0);
     }
+    if (child > 0) active++;
+    sigprocmask(SIG_SETMASK, &previous, NULL);
     close(client);
   }
 }
