@@ -62,6 +62,11 @@ const BENCHMARKS: Benchmark[] = [
     args: ['--requests', '2000', '--file-requests', '200'],
   },
   { name: 'ports', what: 'a sandbox port through the proxy vs a direct loopback connection', args: ['--requests', '200', '--mib', '64'] },
+  {
+    name: 'egress',
+    what: 'requests and a download from a sandbox through the egress proxy vs a direct connection to the namespace',
+    args: ['--requests', '200', '--mib', '64'],
+  },
 ];
 
 const args = process.argv.slice(2);

@@ -50,3 +50,7 @@ start_docker
 apt_install chromium
 # The terminal and SSH gateway tests drive the real OpenSSH client and server.
 apt_install openssh-client openssh-server
+# The egress tests build a network namespace with a veth pair (ip), sign a throwaway TLS
+# certificate (openssl), reach through the proxy from a host-image sandbox (curl), and build the
+# static relay (gcc, libc6-dev).
+apt_install iproute2 openssl curl gcc libc6-dev

@@ -36,11 +36,27 @@ for (const database of testDatabases()) {
       expect(await t.client.settings.get()).toEqual({
         experimental: { enableEnvironments: false, enableSandboxDuplexBridge: false },
         security: { allowHostNetwork: false, allowPublicPorts: false },
+        egress: { allowPrivateHosts: [] },
         sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'], checkpointRetention: 20 },
       });
       await t.client.settings.update({ experimental: { enableSandboxDuplexBridge: true } });
       await t.client.settings.update({ experimental: { enableSandboxDuplexBridge: false } });
       expect((await t.client.settings.get()).experimental.enableSandboxDuplexBridge).toBe(false);
+    });
+
+    it('takes egress exceptions as exact host:port pairs or CIDRs, and refuses anything else', async () => {
+      const entries = ['10.0.0.5:443', '[fd00::5]:443', 'mirror.internal:8080', '10.20.0.0/16', 'fd00::/8'];
+      expect((await t.client.settings.update({ egress: { allowPrivateHosts: entries } })).egress.allowPrivateHosts).toEqual(entries);
+      for (const bad of ['10.0.0.5', 'mirror.internal', '10.0.0.0/33', '10.0.0.5:0', 'a b:80', '10.0.0.5:70000']) {
+        const res = await t.fetch('/api/instance/settings', {
+          method: 'PATCH',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ egress: { allowPrivateHosts: [bad] } }),
+        });
+        expect(res.status, bad).toBe(400);
+        expect(res.text).toContain('host:port');
+      }
+      await t.client.settings.update({ egress: { allowPrivateHosts: [] } });
     });
 
     it('refuses every environment route while environments are off, saying how to turn them on', async () => {

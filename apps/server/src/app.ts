@@ -16,6 +16,9 @@ import { registerWebUi } from './http/web-ui.ts';
 import './http/fastify-types.ts';
 import { createCheckpointsService } from './checkpoints/checkpoints.service.ts';
 import { type CheckpointStorage, createCheckpointStorage } from './checkpoints/storage.ts';
+import { createEgressService } from './egress/egress.service.ts';
+import { withEgressEnv } from './egress/egress-providers.ts';
+import type { EgressResolver } from './egress/egress-proxy.ts';
 import type { RunningExecs } from './http/exec-reply.ts';
 import { registerRequestLogging } from './http/request-logging.ts';
 import type { RouteEntry } from './http/route-entry.ts';
@@ -86,6 +89,8 @@ export interface AppDeps {
   checkpointStorage?: CheckpointStorage | undefined;
   /** The host bridge's upstreams (`/upstreams/<name>/...` from inside a sandbox) and tuning. */
   bridge?: { upstreams?: (() => Promise<ResolvedUpstream[]>) | undefined; options?: BridgeServiceOptions | undefined } | undefined;
+  /** How the egress proxy resolves names; default the system resolver (tests map names to a test network). */
+  egressResolver?: EgressResolver | undefined;
 }
 
 export type { RouteEntry } from './http/route-entry.ts';
@@ -121,10 +126,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   });
 
   const metrics = deps.metrics ?? createMetrics({ store: deps.store });
-  const services = createServices(deps, app.log, {
-    inject: async (request) => app.inject(request),
-    recorder: metrics.bridge,
-  });
+  const services = createServices(deps, app.log, metrics, { inject: async (request) => app.inject(request) });
   // Sandbox ports are answered before Fastify routes anything (their own host names).
   installPortProxy(app.server, {
     hosts: services.portHosts,
@@ -136,6 +138,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
     clock: deps.clock,
   });
   app.addHook('preClose', async () => services.portConnections.closeEverything());
+  app.addHook('onClose', async () => services.egress.close());
   const routes: RouteEntry[] = [];
   app.addHook('onRoute', (route) => {
     const { access, feature } = route.config ?? {};
@@ -213,16 +216,26 @@ function registerDrainOnClose(app: FastifyInstance): void {
 
 export type AppServices = ReturnType<typeof createServices>;
 
-function createServices(deps: AppDeps, log: FastifyBaseLogger, bridge: { inject: Inject; recorder: BridgeMetricsRecorder }) {
-  const { store, providers } = deps;
+function createServices(deps: AppDeps, log: FastifyBaseLogger, metrics: Metrics, bridge: { inject: Inject }) {
+  const { store } = deps;
   const settings = createSettingsService({ store });
+  const egress = createEgressService({
+    store,
+    allowPrivateHosts: async () => (await settings.get()).egress.allowPrivateHosts,
+    metrics,
+    log,
+    resolve: deps.egressResolver,
+    clock: deps.clock,
+  });
+  // Every exec and PTY of a sandbox with egress gets the proxy variables, whoever calls.
+  const providers = withEgressEnv(deps.providers, egress);
   const bridges = createBridgeService({
     providers,
     settings,
     inject: bridge.inject,
     upstreams: deps.bridge?.upstreams ?? (async () => []),
     log,
-    recorder: bridge.recorder,
+    recorder: metrics.bridge,
     options: deps.bridge?.options,
   });
   settings.onUpdated((next) => bridges.applySettings(next));
@@ -268,6 +281,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger, bridge: { inject:
     broker: createGatewayBroker({ credentials: sshCredentials, endpoint: sshEndpoint, log }),
     execOutputMaxBytes: deps.config.execOutputMaxBytes,
     closePorts: (sessionId) => ports.closeAllOf({ kind: 'setup', id: sessionId }),
+    egress,
   });
   const terminalTokens = createTerminalTokensService({ store, setupSessions, clock: deps.clock });
   const apiKeys = createApiKeysService({ store });
@@ -282,6 +296,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger, bridge: { inject:
       await bridges.stop(sandboxId);
       await ports.closeAllOf({ kind: 'sandbox', id: sandboxId });
     },
+    egress,
     checkpointBeforeIdleStop: (sandbox, actor) => checkpoints.take(sandbox, 'idle', actor),
   });
   const recovery = createSandboxRecovery({
@@ -311,6 +326,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger, bridge: { inject:
     clock: deps.clock,
     recovery,
     bridgeEnv: (sandboxId) => bridges.env(sandboxId),
+    egress,
   });
   const sessions = createSessionsService({
     store,
@@ -323,8 +339,11 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger, bridge: { inject:
     clock: deps.clock,
     terminals: terminalHub,
     bridges,
+    egress,
   });
   return {
+    providers,
+    egress,
     checkpoints,
     bridges,
     listening,

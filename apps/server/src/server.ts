@@ -7,6 +7,7 @@ import { type AppDeps, type AppServices, buildApp, type RouteEntry } from './app
 import type { Clock } from './clock.ts';
 import { assertBindAllowed, type ServerConfig } from './config.ts';
 import { secureDataDir, tightenDataDir } from './data-dir.ts';
+import type { EgressResolver } from './egress/egress-proxy.ts';
 import { instrumentProvider } from './metrics/instrument-providers.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import { createConnectionRouter } from './providers/connection-router.ts';
@@ -45,6 +46,8 @@ export interface StartOptions {
   logStream?: Writable | undefined;
   /** The time source for expiries; default the system clock. */
   clock?: Clock | undefined;
+  /** How the egress proxy resolves names; default the system resolver (tests map names to a test network). */
+  egressResolver?: EgressResolver | undefined;
   /** Called after the routes are registered and before listening (tests add routes here). */
   beforeListen?: ((app: FastifyInstance) => void) | undefined;
   /** The host bridge's upstreams and tuning (tests: a loopback upstream, short waits, hooks). */
@@ -84,6 +87,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       clock: options.clock,
       metrics,
       bridge: options.bridge,
+      egressResolver: options.egressResolver,
     });
     options.beforeListen?.(app);
     if (config.deploymentMode === 'authenticated') {
@@ -96,7 +100,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         hostKey: (await loadGatewayHostKey(config.dataDir)).privateKey,
         credentials: services.sshCredentials,
         setupSessions: services.setupSessions,
-        providers,
+        // With the egress proxy's variables for setup sandboxes that have it.
+        providers: services.providers,
         events: services.setupSessions.events,
         log: app.log,
         clock: options.clock,

@@ -21,6 +21,11 @@ export const SandboxSchema = z.object({
   /** A resource sandbox's session-scoped id (`rsb_…`); null for a primary or plain sandbox. */
   logicalId: z.string().nullable(),
   durability: z.enum(DURABILITIES),
+  /**
+   * What it moved through the egress proxy since this server started (`sentBytes` out of the
+   * sandbox, `receivedBytes` into it); null when it has had no proxy (containment `deny`).
+   */
+  egress: z.object({ sentBytes: z.number().int(), receivedBytes: z.number().int() }).nullable().optional(),
   /** Goes up whenever its compute is replaced. */
   generation: z.number().int(),
   lastActivityAt: z.string(),

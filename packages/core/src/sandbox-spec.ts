@@ -98,15 +98,30 @@ export function bootstrapSecretIssues(bootstrap: readonly string[]): SpecIssue[]
   return issues;
 }
 
-/** Checks the parts of a spec the instance decides today: network containment beyond `deny`. */
-export function containmentIssues(containment: SandboxContainment): SpecIssue[] {
+/**
+ * Checks network containment against what the provider can enforce: anything beyond `deny` needs
+ * the egress proxy on the sandbox's loopback (a provider with the `egressProxy` capability), and
+ * an allowlist names at least one host.
+ */
+export function containmentIssues(containment: SandboxContainment, provider: { id: string; egressProxy: boolean }): SpecIssue[] {
   if (containment.network === 'deny') return [];
-  return [
-    {
-      path: 'spec.containment.network',
-      message: 'only "deny" is accepted until the egress proxy is available on this server; sandboxes get no route out',
-    },
-  ];
+  if (!provider.egressProxy) {
+    return [
+      {
+        path: 'spec.containment.network',
+        message: `the ${provider.id} provider cannot put the egress proxy inside its sandboxes, so "${containment.network}" cannot be enforced there; use "deny" or an on-host provider (local, docker)`,
+      },
+    ];
+  }
+  if (containment.network === 'allowlist' && containment.hosts.length === 0) {
+    return [
+      {
+        path: 'spec.containment.hosts',
+        message: 'an allowlist needs at least one host (example.com or *.example.com); use "deny" for no route out',
+      },
+    ];
+  }
+  return [];
 }
 
 /** A stored spec with every field it lacks set to its default (rows written before a field existed). */

@@ -8,6 +8,7 @@ describe('mergeSettings', () => {
     expect(next).toEqual({
       experimental: { enableEnvironments: true, enableSandboxDuplexBridge: false },
       security: { allowHostNetwork: false, allowPublicPorts: false },
+      egress: { allowPrivateHosts: [] },
       sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'], checkpointRetention: 20 },
       fleet: { maxSandboxesPerSession: 5, maxCpusPerSession: 8, maxMemoryMbPerSession: 16384 },
     });

@@ -15,6 +15,15 @@ export interface InstanceSettings {
     /** Lets sandbox ports be opened `public`: their URL answers anyone who reaches it. Default: false. */
     allowPublicPorts: boolean;
   };
+  egress: {
+    /**
+     * Exceptions to the egress proxy's refusal of loopback, link-local, private and metadata
+     * addresses: exact `host:port` pairs (`10.0.0.5:443`, `[fd00::5]:443`, `mirror.internal:443`)
+     * or CIDR ranges (`10.20.0.0/16`). An allowlist still decides which hosts a sandbox may ask
+     * for. Default: none.
+     */
+    allowPrivateHosts: string[];
+  };
   sessions: {
     /** Providers whose bindings a configurable agent's session may override with a one-off spec. Default: none. */
     inlineProviders: string[];
@@ -36,6 +45,7 @@ export interface InstanceSettings {
 export const DEFAULT_INSTANCE_SETTINGS: InstanceSettings = {
   experimental: { enableEnvironments: false, enableSandboxDuplexBridge: false },
   security: { allowHostNetwork: false, allowPublicPorts: false },
+  egress: { allowPrivateHosts: [] },
   sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'], checkpointRetention: 20 },
   fleet: { maxSandboxesPerSession: 5, maxCpusPerSession: 8, maxMemoryMbPerSession: 16384 },
 };
@@ -43,6 +53,7 @@ export const DEFAULT_INSTANCE_SETTINGS: InstanceSettings = {
 export interface InstanceSettingsPatch {
   experimental?: Partial<InstanceSettings['experimental']> | undefined;
   security?: Partial<InstanceSettings['security']> | undefined;
+  egress?: Partial<InstanceSettings['egress']> | undefined;
   sessions?: Partial<InstanceSettings['sessions']> | undefined;
   fleet?: Partial<InstanceSettings['fleet']> | undefined;
 }
@@ -52,6 +63,7 @@ export function mergeSettings(current: InstanceSettings, patch: InstanceSettings
   return {
     experimental: { ...current.experimental, ...stripUndefined(patch.experimental ?? {}) },
     security: { ...current.security, ...stripUndefined(patch.security ?? {}) },
+    egress: { ...current.egress, ...stripUndefined(patch.egress ?? {}) },
     sessions: { ...current.sessions, ...stripUndefined(patch.sessions ?? {}) },
     fleet: { ...current.fleet, ...stripUndefined(patch.fleet ?? {}) },
   };

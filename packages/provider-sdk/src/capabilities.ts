@@ -49,14 +49,20 @@ export interface ProviderCapabilities {
    * auto-delete). Absent means false.
    */
   archiveInsteadOfDelete?: boolean | undefined;
+  /**
+   * `networkNamespace` names the sandbox's own network namespace on this host, so the server can
+   * put its egress proxy on the sandbox's loopback (`containment.network` `allowlist` or `allow`).
+   * Absent means false: such environments are refused when saved.
+   */
+  egressProxy?: boolean | undefined;
 }
 
 /**
  * The capabilities of a provider whose sandboxes run on the Sandcast host itself (the `local` and
  * `docker` providers): a native PTY, interactive setup over it, capture into an image with change
- * tracking and deletion; port forwarding into the sandbox's network namespace; a command stream with stdin
- * (the duplex bridge); checkpoints of the workspace (Sandcast's own, over the workspace's host directory or a
- * tar stream), so durability `checkpointed`. One source, so that the
+ * tracking and deletion; port forwarding into the sandbox's network namespace and the egress proxy on its loopback;
+ * a command stream with stdin (the duplex bridge); checkpoints of the workspace (Sandcast's own, over the
+ * workspace's host directory or a tar stream), so durability `checkpointed`. One source, so that the
  * two cannot drift apart by accident; a provider that differs spreads it and overrides the flag.
  */
 export const ON_HOST_PROVIDER_CAPABILITIES: Readonly<ProviderCapabilities> = Object.freeze({
@@ -72,4 +78,5 @@ export const ON_HOST_PROVIDER_CAPABILITIES: Readonly<ProviderCapabilities> = Obj
   portForward: true,
   stopStart: true,
   durabilities: Object.freeze(['none', 'checkpointed']) as Durability[],
+  egressProxy: true,
 });

@@ -85,3 +85,72 @@ export async function openNamespacedPortStream(options: { provider: string; netn
   child.once('close', () => stream.destroy());
   return stream;
 }
+
+/** A listener on a sandbox's loopback that relays every connection to a unix socket on the host. */
+export interface NamespacedListener {
+  /** Host pid of the relay (it lives in the sandbox's network namespace only). */
+  readonly pid: number;
+  /** Resolves once the relay has exited (closed, killed, or its namespace went away). */
+  readonly exited: Promise<void>;
+  close(): void;
+}
+
+/**
+ * Listens on 127.0.0.1:`port` inside the network namespace at `netnsPath` and relays each
+ * connection to the unix socket `socketPath` on the host (the egress proxy's way in,
+ * docs/decisions/0022-egress-proxy.md). The sandbox gets a loopback port and nothing else: the
+ * relay joins only its network namespace, the socket is a path in the host's filesystem. Needs
+ * the static relay (gcc to build it); a sandbox sharing the host's network is refused.
+ */
+export async function listenInNamespace(options: {
+  provider: string;
+  netnsPath: string;
+  port: number;
+  socketPath: string;
+}): Promise<NamespacedListener> {
+  const { provider, netnsPath, port, socketPath } = options;
+  const fail = (code: ProviderError['code'], message: string) => new ProviderError({ provider, code, message });
+  const [target, own] = await Promise.all([stat(netnsPath).catch(() => null), stat('/proc/self/ns/net')]);
+  if (!target) throw fail('not_running', 'the sandbox has no running network namespace; start it first');
+  if (target.ino === own.ino && target.dev === own.dev) {
+    throw fail('unsupported', "the sandbox shares the host's network (network: host); egress through the proxy needs network: none");
+  }
+  const binary = await relayBinary();
+  if (!binary) throw fail('unavailable', 'the egress relay cannot be built: install gcc and libc6-dev (apt-get install gcc libc6-dev)');
+  const child = spawn(binary, ['--listen', netnsPath, String(port), socketPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    if (stderr.length < 2000) stderr += chunk;
+  });
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(fail('timeout', `the egress relay did not start listening on port ${port} in time`));
+    }, CONNECT_DEADLINE_MS);
+    child.stdout.once('data', (chunk: Buffer) => {
+      clearTimeout(timer);
+      if (chunk[0] === 0x2b) resolve();
+      else {
+        child.kill('SIGKILL');
+        reject(fail('backend', 'the egress relay answered with an unexpected byte'));
+      }
+    });
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(fail('unavailable', `cannot start the egress relay: ${error.message}`));
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(fail('backend', `the egress relay exited: ${stderr.trim() || `code ${child.exitCode}`}`));
+    });
+  });
+  child.stdout.resume();
+  return {
+    pid: child.pid ?? 0,
+    exited,
+    close: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    },
+  };
+}

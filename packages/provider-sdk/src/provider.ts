@@ -224,6 +224,13 @@ export interface SandboxProvider {
    */
   workspaceHostPath?(instanceId: string, path: string): Promise<string | null>;
 
+  /**
+   * The path of the running sandbox's network namespace on this host (`/proc/<pid>/ns/net`), for
+   * the egress relay (capability `egressProxy`). `not_running` when it is stopped; a sandbox that
+   * shares the host's network is refused by the relay, never given a proxy.
+   */
+  networkNamespace?(instanceId: string): Promise<string>;
+
   /** Base images the provider stores itself, when it has such a store (the local provider). */
   readonly baseImages?: BaseImageStore | undefined;
 

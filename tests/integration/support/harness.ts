@@ -36,6 +36,8 @@ export async function startTestServer(options: {
   store?: Store;
   /** The host bridge's upstreams and tuning. */
   bridge?: StartOptions['bridge'];
+  /** How the egress proxy resolves names (the egress tests map test names to their network). */
+  egressResolver?: (host: string) => Promise<string[]>;
 }): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-it-'));
   const logs: string[] = [];
@@ -63,6 +65,7 @@ export async function startTestServer(options: {
     beforeListen: options.beforeListen,
     clock: options.clock,
     bridge: options.bridge,
+    egressResolver: options.egressResolver,
   });
   const url = server.url;
   return {

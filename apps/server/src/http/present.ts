@@ -52,7 +52,8 @@ export function presentTemplate(template: CustomImageTemplate): CustomImageTempl
   return rest;
 }
 
-export function presentSandbox(sandbox: Sandbox): SandboxBody {
+/** A sandbox as answered; `egress` is what it moved through the proxy (GET one sandbox says it). */
+export function presentSandbox(sandbox: Sandbox, egress?: SandboxBody['egress']): SandboxBody {
   const {
     providerInstanceId: _instance,
     createdByKeyId: _key,
@@ -63,7 +64,7 @@ export function presentSandbox(sandbox: Sandbox): SandboxBody {
     reservation: _reservation,
     ...rest
   } = sandbox;
-  return { ...rest, durability: spec.durability };
+  return { ...rest, durability: spec.durability, ...(egress === undefined ? {} : { egress }) };
 }
 
 export function presentOverview(overview: ImagesOverview): CustomImageOverview {
@@ -123,7 +124,8 @@ export function presentSessionSandbox(view: {
 }): SessionSandboxBody {
   const { session, sandbox, registered } = view;
   const flags = registered?.provider.capabilities;
-  const networkEnforced = sandbox.spec.containment.network === 'deny';
+  // `deny` holds everywhere (no route out); anything else only where the egress proxy is.
+  const networkEnforced = sandbox.spec.containment.network === 'deny' || flags?.egressProxy === true;
   // Sandboxes of every provider registered today run real processes and can install packages.
   const native = flags?.pty ?? false;
   return {

@@ -18,6 +18,8 @@ export interface Metrics {
   reconcilerPassDuration: Histogram;
   /** The host↔sandbox bridge's counters and histogram; hand it to `createBridgeTelemetry`. */
   bridge: BridgeMetricsRecorder;
+  egressDecisions: Counter<'decision' | 'reason'>;
+  egressBytes: Counter<'direction'>;
 }
 
 /** Fills every status of a closed tuple, zero where the database has none. */
@@ -95,6 +97,18 @@ export function createMetrics(deps: { store: Store }): Metrics {
       registers: [registry],
     }),
     bridge: createBridgeMetricsRecorder(registry),
+    egressDecisions: new Counter({
+      name: 'sandcast_egress_decisions_total',
+      help: 'Egress proxy decisions by outcome (allowed, denied) and reason (a closed set).',
+      labelNames: ['decision', 'reason'] as const,
+      registers: [registry],
+    }),
+    egressBytes: new Counter({
+      name: 'sandcast_egress_bytes_total',
+      help: 'Bytes through the egress proxy: out (from sandboxes) and in (to sandboxes).',
+      labelNames: ['direction'] as const,
+      registers: [registry],
+    }),
   };
   return { registry: Registry.merge([processMetrics(), registry]), ...metrics };
 }

@@ -151,9 +151,12 @@ export function createEnvironmentsService({
     return env;
   };
 
-  /** The durability must be one the provider declares; credentials stay out of bootstrap; containment is deny. */
-  const checkSpec = (spec: SandboxSpec, registered: RegisteredProvider) =>
-    refuseSpecIssues(specIssues(spec, registered.provider), `the environment's spec is refused`);
+  /**
+   * The durability must be one the provider declares; credentials stay out of bootstrap; egress
+   * needs the provider's proxy and a sandbox with no network of its own (`config.network` none).
+   */
+  const checkSpec = (spec: SandboxSpec, registered: RegisteredProvider, config: Doc) =>
+    refuseSpecIssues(specIssues(spec, registered.provider, config), `the environment's spec is refused`);
 
   const duplicateName = (name: string) =>
     new SandcastError('conflict', `an environment named "${name}" already exists; choose another name or edit that one`, { name });
@@ -174,7 +177,7 @@ export function createEnvironmentsService({
       const config = await prepareConfig(registered, input.config, null);
       const connectionId = await checkConnection(registered, input.connectionId ?? null);
       const spec = specFromInput(input.spec);
-      checkSpec(spec, registered);
+      checkSpec(spec, registered, config.open);
       try {
         const created = await store.transaction(async (repos) => {
           const env = await repos.environments.insert({
@@ -225,7 +228,8 @@ export function createEnvironmentsService({
       const connectionChange = connectionId !== (current.connectionId ?? null) ? connectionId : undefined;
       const mergedSpec = mergeSpec(current.spec, input.spec);
       // Checked again on a provider change too: the new provider may not honour the durability.
-      if (input.spec !== undefined || providerChanged) checkSpec(mergedSpec, registered);
+      if (input.spec !== undefined || input.config !== undefined || providerChanged)
+        checkSpec(mergedSpec, registered, configChange?.open ?? currentOpen);
       const specChange = canonicalJson(mergedSpec) !== canonicalJson(current.spec) ? mergedSpec : undefined;
       const unchanged: Reconciliation = { action: 'none' };
       if (configChange === undefined && nameChange === undefined && connectionChange === undefined && specChange === undefined) {

@@ -3,6 +3,7 @@ import type { SandboxGuard, SandboxPatch, Store } from '@sandcast/db';
 import { isProviderError, ProviderError, type SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, systemClock } from '../clock.ts';
+import type { EgressHooks } from '../egress/egress.service.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import { PROVIDER_CALL_TIMEOUT_MS, withTimeout } from '../with-timeout.ts';
 import { recordActivity } from './activity.service.ts';
@@ -62,6 +63,8 @@ export function createSandboxLifecycle(deps: {
   closePorts?: ((sandboxId: string) => Promise<void>) | undefined;
   /** Takes the checkpoint an idle `checkpoint_and_stop` stops after (durability `checkpointed`). */
   checkpointBeforeIdleStop?: ((sandbox: Sandbox, actor: Principal) => Promise<unknown>) | undefined;
+  /** Puts the egress proxy on a running sandbox's loopback (as its containment says) and takes it away. */
+  egress?: EgressHooks | undefined;
 }) {
   const { store } = deps;
   const clock = deps.clock ?? systemClock;
@@ -121,9 +124,24 @@ export function createSandboxLifecycle(deps: {
       options,
     );
 
-  /** What the provider says about a running sandbox, recorded when it differs. */
+  const attachEgress = (sandbox: Sandbox, provider: SandboxProvider) =>
+    deps.egress?.attach({ kind: 'sandbox', id: sandbox.id }, provider, sandbox.providerInstanceId!, sandbox.spec.containment);
+  const detachEgress = async (sandbox: Sandbox) => {
+    if (sandbox.providerInstanceId) await deps.egress?.detach(sandbox.providerInstanceId);
+  };
+
+  /**
+   * What the provider says about a running sandbox, recorded when it differs. A running one gets
+   * its egress proxy (again) here: after a server restart or a recovery, the reconciler's pass
+   * re-attaches it to the sandbox's current namespace.
+   */
   const observe = async (sandbox: Sandbox, provider: SandboxProvider, options: StepOptions): Promise<StepOutcome> => {
     const info = await call(provider, provider.inspect(sandbox.providerInstanceId!), 'inspect');
+    if (info.status === 'running') {
+      await attachEgress(sandbox, provider)?.catch((err: unknown) =>
+        deps.log.warn({ err, sandboxId: sandbox.id }, 'the egress proxy could not be attached; the sandbox has no route out'),
+      );
+    } else await detachEgress(sandbox);
     let moved: Sandbox | null = null;
     if (info.status === 'missing') {
       moved = await markLost(sandbox, info.detail ?? 'the provider no longer has this sandbox', options);
@@ -156,6 +174,7 @@ export function createSandboxLifecycle(deps: {
 
   const stop = async (sandbox: Sandbox, provider: SandboxProvider, options: StepOptions, idle: boolean): Promise<StepOutcome> => {
     try {
+      await detachEgress(sandbox);
       await call(provider, provider.stop!(sandbox.providerInstanceId!), 'stop');
     } catch (error) {
       if (isProviderError(error) && error.code === 'not_found') {
@@ -193,6 +212,8 @@ export function createSandboxLifecycle(deps: {
     if (!claimed) return 'idle';
     try {
       await call(provider, provider.start!(sandbox.providerInstanceId!), 'start');
+      // A start is a new network namespace: the proxy follows it before the sandbox is running.
+      await attachEgress(sandbox, provider);
     } catch (error) {
       const lost = isProviderError(error) && error.code === 'not_found';
       const reason = error instanceof Error ? error.message : String(error);
@@ -221,6 +242,7 @@ export function createSandboxLifecycle(deps: {
     // Its URLs stop answering now, before the compute is gone.
     if (deps.closePorts) await deps.closePorts(sandbox.id);
     else await store.repos.sandboxPorts.deleteAll(sandbox.id);
+    await detachEgress(sandbox);
     if (provider && sandbox.providerInstanceId) await call(provider, provider.destroy(sandbox.providerInstanceId), 'destroy');
     const deleted = await transition(
       sandbox,

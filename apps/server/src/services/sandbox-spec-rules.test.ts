@@ -40,15 +40,37 @@ describe('the environment spec rules', () => {
     );
   });
 
-  it('refuses credentials in bootstrap and containment other than deny', () => {
+  it('refuses credentials in bootstrap, and egress where the provider cannot enforce it', () => {
+    const allowlist = { network: 'allowlist' as const, hosts: ['example.com'] };
     const issues = specIssues(
       {
         ...DEFAULT_SANDBOX_SPEC,
         bootstrap: ['echo fine', 'export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789'],
-        containment: { network: 'allowlist', hosts: ['example.com'] },
+        containment: allowlist,
       },
       local,
     );
-    expect(issues.map((i) => i.path)).toEqual(['spec.bootstrap.1', 'spec.containment.network']);
+    expect(issues.map((i) => i.path)).toEqual(['spec.bootstrap.1']);
+    const remote = { id: 'daytona', capabilities: { ...ON_HOST_PROVIDER_CAPABILITIES, egressProxy: false } };
+    expect(specIssues({ ...DEFAULT_SANDBOX_SPEC, containment: { network: 'allow', hosts: [] } }, remote)).toEqual([
+      {
+        path: 'spec.containment.network',
+        message:
+          'the daytona provider cannot put the egress proxy inside its sandboxes, so "allow" cannot be enforced there; use "deny" or an on-host provider (local, docker)',
+      },
+    ]);
+    expect(specIssues({ ...DEFAULT_SANDBOX_SPEC, containment: { network: 'deny', hosts: [] } }, remote)).toEqual([]);
+    expect(specIssues({ ...DEFAULT_SANDBOX_SPEC, containment: { network: 'allowlist', hosts: [] } }, local)[0]?.path).toBe(
+      'spec.containment.hosts',
+    );
+  });
+
+  it('refuses egress when the config gives the sandbox a network of its own beside the proxy', () => {
+    const spec = { ...DEFAULT_SANDBOX_SPEC, containment: { network: 'allow' as const, hosts: [] } };
+    expect(specIssues(spec, local, { network: 'none' })).toEqual([]);
+    for (const network of ['host', 'bridge']) {
+      expect(specIssues(spec, local, { network })[0]?.message).toContain(`the config's network is "${network}"`);
+    }
+    expect(specIssues(DEFAULT_SANDBOX_SPEC, local, { network: 'host' })).toEqual([]);
   });
 });

@@ -44,8 +44,16 @@ const stripUndefined = <T extends object>(value: T): Partial<T> =>
 /** The spec a new environment gets from what the client sent. */
 export const specFromInput = (input: SpecInput | undefined): SandboxSpec => mergeSpec(DEFAULT_SANDBOX_SPEC, input);
 
-/** Everything the instance and the provider refuse in a spec, with `spec.…` paths. */
-export function specIssues(spec: SandboxSpec, provider: { id: string; capabilities: ProviderCapabilities }): SpecIssue[] {
+/**
+ * Everything the instance and the provider refuse in a spec, with `spec.…` paths. With the
+ * config, egress is refused where the sandbox would have a network of its own beside the proxy
+ * (`network: host` or `bridge`): the proxy would not be its only way out.
+ */
+export function specIssues(
+  spec: SandboxSpec,
+  provider: { id: string; capabilities: ProviderCapabilities },
+  config?: Record<string, unknown>,
+): SpecIssue[] {
   const issues: SpecIssue[] = [];
   const offered = provider.capabilities.durabilities;
   if (spec.durability !== 'none' && !offered.includes(spec.durability)) {
@@ -54,7 +62,17 @@ export function specIssues(spec: SandboxSpec, provider: { id: string; capabiliti
       message: `the ${provider.id} provider cannot honour durability ${spec.durability}; it offers: ${['none', ...offered.filter((d) => d !== 'none')].join(', ')}`,
     });
   }
-  issues.push(...bootstrapSecretIssues(spec.bootstrap), ...containmentIssues(spec.containment));
+  issues.push(
+    ...bootstrapSecretIssues(spec.bootstrap),
+    ...containmentIssues(spec.containment, { id: provider.id, egressProxy: provider.capabilities.egressProxy === true }),
+  );
+  const network = config?.network;
+  if (spec.containment.network !== 'deny' && typeof network === 'string' && network !== 'none') {
+    issues.push({
+      path: 'spec.containment.network',
+      message: `the config's network is "${network}", a route out beside the egress proxy; set the config's network to "none" for "${spec.containment.network}"`,
+    });
+  }
   return issues;
 }
 

@@ -4,6 +4,7 @@ import type { Store } from '@sandcast/db';
 import { type ExecProcess, type ExecResult, isProviderError, type SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, systemClock } from '../clock.ts';
+import type { EgressHooks } from '../egress/egress.service.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import { recordActivity } from './activity.service.ts';
 import { imageMatches } from './custom-images/image-link.ts';
@@ -40,6 +41,8 @@ export function createSandboxesService(deps: {
   recovery?: SandboxRecovery | undefined;
   /** The host bridge's variables for a sandbox's commands (none when it has no bridge). */
   bridgeEnv?: ((sandboxId: string) => Promise<Record<string, string>>) | undefined;
+  /** Gives a new sandbox the egress proxy its containment calls for, before bootstrap runs. */
+  egress?: EgressHooks | undefined;
 }) {
   const { store, lifecycle } = deps;
   /** A bridged sandbox's commands learn SANDCAST_BRIDGE_URL and SANDCAST_BRIDGE_TOKEN (their own env wins). */

@@ -8,6 +8,7 @@ const settings = (allowHostNetwork: boolean) => ({
   body: {
     experimental: { enableEnvironments: true, enableSandboxDuplexBridge: false },
     security: { allowHostNetwork, allowPublicPorts: false },
+    egress: { allowPrivateHosts: [] },
     sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'], checkpointRetention: 20 },
     fleet: { maxSandboxesPerSession: 5, maxCpusPerSession: 8, maxMemoryMbPerSession: 16384 },
   },

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isProviderError } from '../errors.ts';
@@ -121,6 +122,7 @@ export function describeProviderConformance(options: ConformanceOptions): void {
     test('reports itself available and accepts its own test config', async () => {
       // A capability the provider claims has its operations.
       if (provider.capabilities.stopStart) expect([typeof provider.stop, typeof provider.start]).toEqual(['function', 'function']);
+      if (provider.capabilities.egressProxy) expect(typeof provider.networkNamespace).toBe('function');
       expect(await provider.availability()).toEqual({ available: true });
       expect(provider.configSchema.safeParse(options.config).success).toBe(true);
       expect(provider.id).toMatch(/^[a-z][a-z0-9-]*$/);
@@ -230,6 +232,16 @@ export function describeProviderConformance(options: ConformanceOptions): void {
       await options.vanish?.(provider, instanceId);
       expect((await provider.inspect(instanceId)).status).toBe('missing');
       await provider.destroy(instanceId);
+    });
+
+    test("names a running sandbox's own network namespace, for the egress relay (egressProxy)", async (requires) => {
+      requires(provider.capabilities.egressProxy === true, 'no egressProxy capability');
+      const { instanceId } = await createSandbox();
+      const path = await provider.networkNamespace!(instanceId);
+      const [theirs, ours] = await Promise.all([stat(path), stat('/proc/self/ns/net')]);
+      // Its own: never the host's network namespace.
+      expect(theirs.ino === ours.ino && theirs.dev === ours.dev).toBe(false);
+      await expectProviderError(provider.networkNamespace!('missing-instance'), 'not_found');
     });
 
     describe('stop and start', () => {

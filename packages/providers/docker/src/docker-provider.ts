@@ -20,7 +20,7 @@ import { createDiskWatchdog, DEFAULT_DISK_CHECK_INTERVAL_MS } from './disk-limit
 import { runExec, startExec } from './exec.ts';
 import { exportWorkspace, importWorkspace, readFile, workspaceHostPath, writeFile } from './files.ts';
 import { listCapturedImages, listManagedInstances } from './gc.ts';
-import { openContainerPortStream } from './ports.ts';
+import { containerNetworkNamespace, openContainerPortStream } from './ports.ts';
 import { openPty } from './pty.ts';
 
 export interface DockerProviderOptions extends ProviderContext {
@@ -109,6 +109,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     execStream: (instanceId, request) => startExec(handle(instanceId), request),
     openPty: (instanceId, ptyOptions) => openPty(handle(instanceId), ptyOptions),
     openPortStream: (instanceId, port) => openContainerPortStream(handle(instanceId), port),
+    networkNamespace: (instanceId) => containerNetworkNamespace(handle(instanceId)),
     readFile: (instanceId, path) => readFile(handle(instanceId), path),
     writeFile: (instanceId, path, data, writeOptions) => writeFile(handle(instanceId), path, data, writeOptions),
     workspaceHostPath: (instanceId, path) => workspaceHostPath(handle(instanceId), path),

@@ -5,16 +5,16 @@ import { ENGINE_CALL_DEADLINE_MS, PROVIDER_ID, toProviderError, withDeadline } f
 import type { ContainerHandle } from './containers.ts';
 
 /**
- * A byte stream to `port` on the container's own loopback: the forwarder enters the network
- * namespace of the container's first process (`State.Pid`). Only an engine on this machine (a
- * unix socket) shares our /proc; a pid from a remote engine would name some local process.
+ * The network namespace of the container's first process (`State.Pid`), for the port forwarder
+ * and the egress relay. Only an engine on this machine (a unix socket) shares our /proc; a pid
+ * from a remote engine would name some local process.
  */
-export async function openContainerPortStream(handle: ContainerHandle, port: number): Promise<Duplex> {
+export async function containerNetworkNamespace(handle: ContainerHandle): Promise<string> {
   if (!handle.engineUrl.startsWith('unix://')) {
     throw new ProviderError({
       provider: PROVIDER_ID,
       code: 'unsupported',
-      message: `ports can be forwarded only from a Docker engine on this machine (a unix socket), not ${handle.engineUrl}`,
+      message: `ports and egress reach into sandboxes only on a Docker engine on this machine (a unix socket), not ${handle.engineUrl}`,
     });
   }
   let pid: number;
@@ -29,5 +29,10 @@ export async function openContainerPortStream(handle: ContainerHandle, port: num
   }
   if (!pid)
     throw new ProviderError({ provider: PROVIDER_ID, code: 'not_running', message: 'the sandbox container is not running; recreate it' });
-  return openNamespacedPortStream({ provider: PROVIDER_ID, netnsPath: `/proc/${pid}/ns/net`, port });
+  return `/proc/${pid}/ns/net`;
+}
+
+/** A byte stream to `port` on the container's own loopback. */
+export async function openContainerPortStream(handle: ContainerHandle, port: number): Promise<Duplex> {
+  return openNamespacedPortStream({ provider: PROVIDER_ID, netnsPath: await containerNetworkNamespace(handle), port });
 }

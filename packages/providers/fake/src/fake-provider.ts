@@ -44,7 +44,11 @@ export interface FakeProviderOptions extends ProviderContext {
 }
 
 /** As the on-host providers, but a capture is a directory copy (a snapshot). */
-export const FAKE_CAPABILITIES: ProviderCapabilities = { ...ON_HOST_PROVIDER_CAPABILITIES, templateRefKind: 'snapshot' };
+export const FAKE_CAPABILITIES: ProviderCapabilities = {
+  ...ON_HOST_PROVIDER_CAPABILITIES,
+  templateRefKind: 'snapshot',
+  egressProxy: false,
+};
 
 export interface FakeProvider extends SandboxProvider {
   /** Deletes an instance behind the provider's back, as a lost machine would. */

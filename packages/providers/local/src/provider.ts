@@ -365,6 +365,10 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       return openNamespacedPortStream({ provider: PROVIDER_ID, netnsPath: `/proc/${record.initPid}/ns/net`, port });
     },
 
+    async networkNamespace(instanceId: string) {
+      return `/proc/${(await liveRecord(instanceId)).initPid}/ns/net`;
+    },
+
     async openPty(instanceId: string, ptyOptions: PtyOptions): Promise<PtyStream> {
       const record = await liveRecord(instanceId);
       const { cgroups, instances } = await ensureReady();

@@ -52,7 +52,9 @@ export function describeLifecycle(lifecycle: Spec['lifecycle']): string {
 }
 
 export function describeContainment(containment: { network: Spec['containment']['network']; hosts: string[] }): string {
-  return containment.network === 'deny' ? 'deny (no route out)' : `allowlist: ${containment.hosts.join(', ') || 'no hosts'}`;
+  if (containment.network === 'deny') return 'deny (no route out)';
+  if (containment.network === 'allow') return 'allow (any public host, through the egress proxy)';
+  return `allowlist: ${containment.hosts.join(', ') || 'no hosts'}`;
 }
 
 /** 180 → "3 min", 90 → "90 s", 7200 → "2 h". */

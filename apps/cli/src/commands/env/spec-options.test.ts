@@ -39,6 +39,20 @@ describe('spec flags', () => {
     expect(specFrom({ bootstrapClear: true }, current)).toEqual({ bootstrap: [] });
   });
 
+  it('--network sets the egress policy; --allow-host adds to the allowlist (and implies it)', () => {
+    expect(specFrom({ network: 'allow' }, current)).toEqual({ containment: { network: 'allow', hosts: [] } });
+    expect(specFrom({ allowHost: ['*.npmjs.org'] }, current)).toEqual({ containment: { network: 'allowlist', hosts: ['*.npmjs.org'] } });
+    const listed = { ...current, containment: { network: 'allowlist' as const, hosts: ['github.com'] } };
+    expect(specFrom({ allowHost: ['*.npmjs.org', 'github.com'] }, listed)).toEqual({
+      containment: { network: 'allowlist', hosts: ['github.com', '*.npmjs.org'] },
+    });
+    expect(specFrom({ allowHostsClear: true, allowHost: ['a.test'] }, listed)).toEqual({
+      containment: { network: 'allowlist', hosts: ['a.test'] },
+    });
+    expect(specFrom({ network: 'deny' }, listed)).toEqual({ containment: { network: 'deny', hosts: [] } });
+    expect(() => specFrom({ network: 'allow', allowHost: ['a.test'] })).toThrow(/--allow-host needs --network allowlist/);
+  });
+
   it.each(['1.5', '-3', 'ten', ''])('--idle-after %j is a usage mistake', (raw) => {
     expect(() => specFrom({ idleAfter: raw })).toThrow(UsageError);
   });

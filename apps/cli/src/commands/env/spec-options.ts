@@ -5,6 +5,7 @@ import { clearable, collect, UsageError } from '../../format.ts';
 /** The durabilities and idle actions the server accepts, from the shared schema. */
 export const DURABILITY_CHOICES = SandboxSpecSchema.shape.durability.options;
 const IDLE_ACTION_CHOICES = SandboxSpecSchema.shape.lifecycle.shape.idleAction.options;
+const NETWORK_CHOICES = SandboxSpecSchema.shape.containment.shape.network.options;
 
 export interface SpecOptions {
   displayName?: string;
@@ -14,6 +15,9 @@ export interface SpecOptions {
   bootstrapClear?: boolean;
   idleAfter?: string;
   idleAction?: string;
+  network?: string;
+  allowHost?: string[];
+  allowHostsClear?: boolean;
 }
 
 /** The spec flags `env create` and `env update` share. */
@@ -30,7 +34,19 @@ export function addSpecOptions(command: Command): Command {
     )
     .addOption(new Option('--bootstrap-clear', 'start from an empty bootstrap list (then add with --bootstrap)'))
     .addOption(new Option('--idle-after <seconds>', 'seconds without activity after which --idle-action applies'))
-    .addOption(new Option('--idle-action <action>', 'what happens to an idle sandbox').choices(IDLE_ACTION_CHOICES));
+    .addOption(new Option('--idle-action <action>', 'what happens to an idle sandbox').choices(IDLE_ACTION_CHOICES))
+    .addOption(
+      new Option('--network <policy>', 'egress: deny (no route out), allowlist (only --allow-host hosts), allow (any public host)').choices(
+        NETWORK_CHOICES,
+      ),
+    )
+    .addOption(
+      new Option(
+        '--allow-host <host>',
+        'a host the allowlist lets sandboxes reach: example.com, or *.example.com for the names below it (repeatable; adds to the list; implies --network allowlist)',
+      ).argParser(collect),
+    )
+    .addOption(new Option('--allow-hosts-clear', 'start from an empty allowlist (then add with --allow-host)'));
 }
 
 /** A whole number of seconds from a flag, or a usage error naming it. */
@@ -57,6 +73,17 @@ export function specFrom(options: SpecOptions, current?: EnvironmentBody['spec']
     if (options.idleAfter !== undefined) spec.lifecycle.idleAfterSeconds = parseSeconds('--idle-after', options.idleAfter);
     if (options.idleAction !== undefined)
       spec.lifecycle.idleAction = options.idleAction as NonNullable<NonNullable<SandboxSpecInput['lifecycle']>['idleAction']>;
+  }
+  if (options.network !== undefined || options.allowHost?.length || options.allowHostsClear) {
+    const hosts = [...(options.allowHostsClear ? [] : (current?.containment.hosts ?? [])), ...(options.allowHost ?? [])];
+    const network = (options.network ??
+      (options.allowHost?.length ? 'allowlist' : (current?.containment.network ?? 'deny'))) as NonNullable<
+      SandboxSpecInput['containment']
+    >['network'];
+    if (network !== 'allowlist' && options.allowHost?.length) {
+      throw new UsageError(`--allow-host needs --network allowlist (it was ${network}); an allowlist is the only policy that reads hosts`);
+    }
+    spec.containment = { network, hosts: network === 'allowlist' ? [...new Set(hosts)] : [] };
   }
   return Object.keys(spec).length > 0 ? spec : undefined;
 }

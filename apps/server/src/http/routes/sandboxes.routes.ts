@@ -1,5 +1,7 @@
 import { API_PATHS, CreateSandboxBodySchema, ExecBodySchema } from '@sandcast/contracts';
+import type { Sandbox } from '@sandcast/core';
 import type { FastifyInstance } from 'fastify';
+import type { EgressService } from '../../egress/egress.service.ts';
 import type { SandboxesService } from '../../services/sandboxes.service.ts';
 import { type RunningExecs, replyExec } from '../exec-reply.ts';
 import { presentSandbox } from '../present.ts';
@@ -7,20 +9,22 @@ import { parse } from '../validate.ts';
 
 type IdParams = { id: string };
 
-export function registerSandboxRoutes(app: FastifyInstance, deps: { sandboxes: SandboxesService; runningExecs: RunningExecs }): void {
+export function registerSandboxRoutes(
+  app: FastifyInstance,
+  deps: { sandboxes: SandboxesService; runningExecs: RunningExecs; egress: Pick<EgressService, 'bytesOf'> },
+): void {
   const admin = { access: 'admin', feature: 'environments' } as const;
-  const { sandboxes } = deps;
+  const { sandboxes, egress } = deps;
+  const present = (sandbox: Sandbox) => presentSandbox(sandbox, egress.bytesOf(sandbox.id));
 
-  app.get(API_PATHS.sandboxes, { config: admin }, async () => ({ sandboxes: (await sandboxes.list()).map(presentSandbox) }));
+  app.get(API_PATHS.sandboxes, { config: admin }, async () => ({ sandboxes: (await sandboxes.list()).map(present) }));
 
   app.post(API_PATHS.sandboxes, { config: admin }, async (request, reply) => {
     const sandbox = await sandboxes.create(parse(CreateSandboxBodySchema, request.body), request.principal!);
-    return reply.status(201).send(presentSandbox(sandbox));
+    return reply.status(201).send(present(sandbox));
   });
 
-  app.get<{ Params: IdParams }>(API_PATHS.sandbox, { config: admin }, async (request) =>
-    presentSandbox(await sandboxes.get(request.params.id)),
-  );
+  app.get<{ Params: IdParams }>(API_PATHS.sandbox, { config: admin }, async (request) => present(await sandboxes.get(request.params.id)));
 
   app.delete<{ Params: IdParams }>(API_PATHS.sandbox, { config: admin }, async (request) =>
     presentSandbox(await sandboxes.delete(request.params.id, request.principal!)),

@@ -15,6 +15,7 @@ import { isUniqueViolation, type Store } from '@sandcast/db';
 import type { ExecProcess, ExecResult, SetupLease } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, systemClock } from '../../clock.ts';
+import type { EgressHooks } from '../../egress/egress.service.ts';
 import type { ProviderRegistry } from '../../providers/provider-registry.ts';
 import { withTimeout } from '../../with-timeout.ts';
 import { recordActivity } from '../activity.service.ts';
@@ -45,6 +46,8 @@ export interface SetupSessionsDeps {
   execOutputMaxBytes?: number | undefined;
   /** Closes the ports the session's sandbox serves as URLs, and cuts their connections. */
   closePorts?: ((sessionId: string) => Promise<void>) | undefined;
+  /** Gives the setup sandbox the egress proxy its environment's containment calls for. */
+  egress?: EgressHooks | undefined;
 }
 
 export type SetupSessionsService = ReturnType<typeof createSetupSessionsService>;
@@ -85,6 +88,7 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
     payloads.delete(session.id);
     await closePorts(session.id);
     if (!session.providerLeaseId) return;
+    await deps.egress?.detach(session.providerLeaseId);
     try {
       await withTimeout(providerOf(session).cancelInteractiveSetup(session.providerLeaseId), TEARDOWN_TIMEOUT_MS, 'setup sandbox teardown');
     } catch (error) {
@@ -217,6 +221,16 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
         );
       }
 
+      const failStart = (started: SetupSession, error: unknown) =>
+        end(started, 'failed', {
+          actor,
+          action: 'environment.custom_image_setup.failed',
+          reason: 'setup_finished',
+          failureReason: `the provider could not start the setup sandbox: ${(error as Error).message}`,
+        }).catch((err: unknown) => {
+          // Cancelled or expired while the provider tried: the session already ended.
+          if (!(err instanceof InvalidTransition)) throw err;
+        });
       let lease: SetupLease;
       try {
         lease = await provider.startInteractiveSetup({
@@ -227,15 +241,17 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
           ttlSeconds: input.ttlSeconds,
         });
       } catch (error) {
-        await end(session, 'failed', {
-          actor,
-          action: 'environment.custom_image_setup.failed',
-          reason: 'setup_finished',
-          failureReason: `the provider could not start the setup sandbox: ${(error as Error).message}`,
-        }).catch((err: unknown) => {
-          // Cancelled or expired while the provider tried: the session already ended.
-          if (!(err instanceof InvalidTransition)) throw err;
-        });
+        await failStart(session, error);
+        throw error;
+      }
+      try {
+        // The operator installs tools through it: the environment's containment, as sandboxes get it.
+        await deps.egress?.attach({ kind: 'setup', id: session.id }, provider, lease.leaseId, ctx.environment.spec.containment);
+      } catch (error) {
+        await provider
+          .cancelInteractiveSetup(lease.leaseId)
+          .catch((err: unknown) => log.warn({ err }, 'teardown after a failed start failed'));
+        await failStart(session, error);
         throw error;
       }
       const running = await store.repos.setupSessions
@@ -299,8 +315,9 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
 
       const capturing = await store.repos.setupSessions.transition(sessionId, 'capturing', {}, { unexpiredAt: clock.now() });
       if (!capturing) throw wrongStatus(await requireSession(sessionId), 'only a running, unexpired setup can be finished');
-      // Nothing reaches the sandbox while it is captured.
+      // Nothing reaches the sandbox while it is captured, and it reaches nothing.
       await closePorts(sessionId);
+      if (session.providerLeaseId) await deps.egress?.detach(session.providerLeaseId);
       // Every outcome closes the same way: the setup sandbox goes, its terminals are told.
       const close = async (ended: SetupSession) => {
         await teardown({ ...ended, providerLeaseId: ended.providerLeaseId ?? session.providerLeaseId });
@@ -357,7 +374,12 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
         lease && registered
           ? (await registered.provider.getInteractiveSetup(lease).catch(() => ({ status: 'missing' }))).status !== 'missing'
           : false;
-      if (alive) return;
+      if (alive && lease && registered) {
+        // Its egress proxy went with the old server: the environment's containment again.
+        const revision = await store.repos.environments.getRevision(session.environmentRevisionId);
+        if (revision) await deps.egress?.attach({ kind: 'setup', id: session.id }, registered.provider, lease, revision.spec.containment);
+        return;
+      }
     }
     const failureReason =
       session.status === 'waiting_for_user'

@@ -12,6 +12,7 @@ import type { Repositories, Store } from '@sandcast/db';
 import { isProviderError, type SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
 import { ensureWorkspace } from '../../checkpoints/workspace-dir.ts';
+import type { EgressHooks } from '../../egress/egress.service.ts';
 import type { RegisteredProvider } from '../../providers/provider-registry.ts';
 import { recordActivity } from '../activity.service.ts';
 import { bootSourceFor, fingerprintOf } from '../boot-source.ts';
@@ -104,7 +105,7 @@ export async function runBootstrap(
  * reason; a provider that cannot create the compute fails it too, and the error is thrown.
  */
 export async function provisionSandbox(
-  deps: { store: Store; log: FastifyBaseLogger },
+  deps: { store: Store; log: FastifyBaseLogger; egress?: EgressHooks | undefined },
   plan: SandboxPlan,
   actor: Principal,
   options: {
@@ -172,9 +173,15 @@ export async function provisionSandbox(
   }
   // Recorded before bootstrap runs, so a server that dies meanwhile leaves compute it can find.
   await store.repos.sandboxes.update(sandbox.id, { providerInstanceId: instanceId });
-  let failure: string | null;
+  let failure: string | null = null;
   try {
-    failure = await runBootstrap(plan.registered.provider, plan.spec, instanceId, { prepareWorkspace: true });
+    // Before bootstrap, so its commands reach what the containment allows.
+    await deps.egress?.attach({ kind: 'sandbox', id: sandbox.id }, plan.registered.provider, instanceId, plan.spec.containment);
+  } catch (error) {
+    failure = `the egress proxy could not be attached: ${(error as Error).message}`;
+  }
+  try {
+    failure ??= await runBootstrap(plan.registered.provider, plan.spec, instanceId, { prepareWorkspace: true });
   } catch (error) {
     failure = `bootstrap could not run: ${(error as Error).message}`;
   }

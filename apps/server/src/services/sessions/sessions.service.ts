@@ -11,6 +11,7 @@ import type { Store } from '@sandcast/db';
 import type { FastifyBaseLogger } from 'fastify';
 import type { BridgeTarget } from '../../bridge/bridge.service.ts';
 import { type Clock, systemClock } from '../../clock.ts';
+import type { EgressHooks } from '../../egress/egress.service.ts';
 import type { ProviderRegistry } from '../../providers/provider-registry.ts';
 import { recordActivity } from '../activity.service.ts';
 import { visibleAgentIds } from '../agents.service.ts';
@@ -41,6 +42,8 @@ export function createSessionsService(deps: {
   terminals?: { endSandbox(sandboxId: string): void } | undefined;
   /** The host bridge, started in a session's primary sandbox once it runs (src/bridge). */
   bridges?: { start(target: BridgeTarget): Promise<unknown> } | undefined;
+  /** Gives a new sandbox the egress proxy its containment calls for, before bootstrap runs. */
+  egress?: EgressHooks | undefined;
 }) {
   const { store } = deps;
   const clock = deps.clock ?? systemClock;

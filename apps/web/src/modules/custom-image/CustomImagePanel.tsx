@@ -10,6 +10,7 @@ import { ActiveTemplateView } from './ActiveTemplateView.tsx';
 import { ImageHistory } from './ImageHistory.tsx';
 import { ACTIVE_SESSION_STATUSES } from './labels.ts';
 import { SessionStatusLine } from './SessionStatusLine.tsx';
+import { SetupNetworkNote } from './SetupNetworkNote.tsx';
 import { SetupSessionView } from './SetupSessionView.tsx';
 import { useCustomImageActions } from './use-custom-image-actions.ts';
 
@@ -40,13 +41,16 @@ export function CustomImagePanel({ environment, providerName }: { environment: E
       ) : overview.isError ? (
         <ErrorState error={overview.error} onRetry={() => overview.refetch()} title="Could not load the custom image" />
       ) : (
-        <PanelBody
-          environmentId={environment.id}
-          providerName={providerName}
-          overview={overview.data}
-          history={history.data ?? []}
-          actions={actions}
-        />
+        <>
+          {overview.data.capability.state === 'template_setup' ? <SetupNetworkNote containment={environment.spec.containment} /> : null}
+          <PanelBody
+            environmentId={environment.id}
+            providerName={providerName}
+            overview={overview.data}
+            history={history.data ?? []}
+            actions={actions}
+          />
+        </>
       )}
     </Section>
   );

@@ -27,6 +27,10 @@ export function HostNetworkWarning({ config }: { config: Record<string, unknown>
             ? 'This instance allows it (Settings → Security → Allow host network). Use it only for sandboxes you trust like the host.'
             : 'This instance does not allow it: an admin must turn on Settings → Security → Allow host network first. Choose "none" otherwise.'}
       </p>
+      <p className="mt-1 text-amber-100/90">
+        To let sandboxes reach the internet without this, keep "none" and set Network in the sandbox spec to an allowlist or allow: traffic
+        then leaves through the egress proxy, which never reaches this machine's own services.
+      </p>
     </div>
   );
 }

@@ -33,11 +33,12 @@ describe('Sandbox spec editor', () => {
     await userEvent.click(screen.getByRole('button', { name: 'Remove command 2' }));
     await userEvent.click(screen.getByRole('button', { name: 'Add command' }));
     await userEvent.type(screen.getByLabelText('Bootstrap command 2'), 'echo ready');
-    // Only deny, and why.
+    // The network policy: deny now; an allowlist with two hosts, one a wildcard.
     expect((screen.getByRole('radio', { name: /^Deny/ }) as HTMLInputElement).checked).toBe(true);
     const allowlist = screen.getByRole('radio', { name: 'Allowlist of hosts' }) as HTMLInputElement;
-    expect(allowlist.disabled).toBe(true);
-    expect(document.getElementById(allowlist.getAttribute('aria-describedby') ?? '')?.textContent).toContain('egress proxy');
+    expect(document.getElementById(allowlist.getAttribute('aria-describedby') ?? '')?.textContent).toContain('not example.com itself');
+    await userEvent.click(allowlist);
+    await userEvent.type(screen.getByLabelText('Allowed hosts (one a line)'), 'registry.npmjs.org{Enter}{Enter}*.github.com');
     expect(save.disabled).toBe(false);
     await userEvent.click(save);
     await waitFor(() => expect(patched(api.calls)).toBeTruthy());
@@ -48,10 +49,35 @@ describe('Sandbox spec editor', () => {
         durability: 'provider_snapshot',
         lifecycle: { idleAfterSeconds: 600, idleAction: 'keep_running' },
         bootstrap: ['make deps', 'echo ready'],
-        containment: { network: 'deny', hosts: [] },
+        containment: { network: 'allowlist', hosts: ['registry.npmjs.org', '*.github.com'] },
       },
     });
     expect(await screen.findByText('Saved as revision #2')).toBeTruthy();
+  });
+
+  it("offers allow, which takes no hosts, and shows the server's refusal at the network field", async () => {
+    const api = fakeClient({
+      'PATCH /api/environments/env_1': {
+        status: 422,
+        body: {
+          error: {
+            code: 'unprocessable',
+            message:
+              "the environment's spec is refused: spec.containment.network: the fake provider cannot put the egress proxy inside its sandboxes",
+            details: {
+              issues: [{ path: 'spec.containment.network', message: 'the fake provider cannot put the egress proxy inside its sandboxes' }],
+            },
+          },
+        },
+      },
+    });
+    renderWithApi(<SpecEditor environment={withSpec} />, api.client);
+    await userEvent.click(screen.getByRole('radio', { name: /^Allow: any public host/ }));
+    expect(screen.queryByLabelText('Allowed hosts (one a line)')).toBeNull();
+    await userEvent.click(screen.getByRole('button', { name: 'Save spec' }));
+    await waitFor(() => expect(patched(api.calls)).toBeTruthy());
+    expect((patched(api.calls).spec as { containment: unknown }).containment).toEqual({ network: 'allow', hosts: [] });
+    expect((await screen.findByTestId('field-error-spec.containment.network')).textContent).toContain('cannot put the egress proxy');
   });
 
   it("the server's messages show at their fields (a bootstrap command, the idle time)", async () => {

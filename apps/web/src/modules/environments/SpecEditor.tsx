@@ -10,6 +10,7 @@ import { Button } from '../../components/Button.tsx';
 import { FieldError, INPUT_CLASS, LABEL_CLASS } from '../../components/Field.tsx';
 import { Section } from '../../components/Section.tsx';
 import { ErrorState } from '../../components/States.tsx';
+import { NetworkPolicy } from './NetworkPolicy.tsx';
 import { DURABILITY_OPTIONS } from './spec-words.ts';
 
 type Spec = EnvironmentBody['spec'];
@@ -105,7 +106,7 @@ function BootstrapList({
 
 /**
  * What the environment says about its sandboxes beside the provider config: words, durability,
- * idle lifecycle, bootstrap commands, network containment. Saving makes a new revision.
+ * idle lifecycle, bootstrap commands, the network policy. Saving makes a new revision.
  */
 export function SpecEditor({ environment }: { environment: EnvironmentBody }) {
   const client = useClient();
@@ -242,35 +243,12 @@ export function SpecEditor({ environment }: { environment: EnvironmentBody }) {
             </div>
           </div>
           <BootstrapList commands={spec.bootstrap} onChange={(bootstrap) => change({ ...spec, bootstrap })} errors={errors} />
-          <fieldset className="space-y-2">
-            <legend className={LABEL_CLASS}>Network containment</legend>
-            <label className="flex items-center gap-2 text-sm text-zinc-200">
-              <input
-                type="radio"
-                name={`${id}-network`}
-                checked={spec.containment.network === 'deny'}
-                onChange={() => change({ ...spec, containment: { network: 'deny', hosts: [] } })}
-                className="accent-teal-500"
-              />
-              Deny: no route out
-            </label>
-            <label className="flex items-center gap-2 text-sm text-zinc-400">
-              <input
-                type="radio"
-                name={`${id}-network`}
-                disabled
-                checked={spec.containment.network === 'allowlist'}
-                aria-describedby={`${id}-allowlist-why`}
-                className="accent-teal-500"
-              />
-              Allowlist of hosts
-            </label>
-            <p id={`${id}-allowlist-why`} className="text-xs text-zinc-400">
-              Only deny is accepted for now: an allowlist needs the egress proxy, which this server does not run yet. Until then a sandbox
-              gets no route out.
-            </p>
-            <FieldError id={`${id}-network-error`} testId="spec.containment.network" message={errors['containment.network']} />
-          </fieldset>
+          <NetworkPolicy
+            id={id}
+            containment={spec.containment}
+            onChange={(containment) => change({ ...spec, containment })}
+            errors={errors}
+          />
           {save.isError && Object.keys(errors).length === 0 ? <ErrorState title="Not saved" error={save.error} /> : null}
         </div>
       </Section>

@@ -24,6 +24,14 @@ describe('Sandbox card header', () => {
     expect(row.getByRole('button', { name: 'Delete' })).toBeTruthy();
     expect(row.getByRole('button', { name: 'Copy sandbox id' })).toBeTruthy();
     expect(within(screen.getByTestId('sandbox-image')).getByRole('button', { name: 'Copy image id' })).toBeTruthy();
+    // No egress proxy, no egress line.
+    expect(screen.queryByTestId('sandbox-egress')).toBeNull();
+  });
+
+  it('says what a sandbox with egress moved through the proxy', () => {
+    const moved = sandboxOf({ id: 'sbx_2', egress: { sentBytes: 2048, receivedBytes: 3 * 1024 * 1024 } });
+    renderWithApi(<SandboxCard sandbox={moved} environmentName="build" />, fakeClient({}).client);
+    expect(screen.getByTestId('sandbox-egress').textContent).toMatch(/Egress 2(\.0)? KiB out, 3(\.0)? MiB in/);
   });
 });
 

@@ -1,4 +1,4 @@
-import type { SandboxBody } from '@sandcast/contracts';
+import { formatBytes, type SandboxBody } from '@sandcast/contracts';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Play, Square, Trash2 } from 'lucide-react';
 import { useState } from 'react';
@@ -86,6 +86,12 @@ export function SandboxCard({ sandbox, environmentName }: { sandbox: SandboxBody
               <Link to={`/sessions/${sandbox.sessionId}`} className="font-mono text-xs text-teal-300 hover:text-teal-200">
                 {sandbox.sessionId}
               </Link>
+            </span>
+          ) : null}
+          {sandbox.egress ? (
+            <span className="text-zinc-300" data-testid="sandbox-egress">
+              <span className="text-zinc-400">Egress</span> {formatBytes(sandbox.egress.sentBytes)} out,{' '}
+              {formatBytes(sandbox.egress.receivedBytes)} in
             </span>
           ) : null}
           <span className="flex min-w-0 items-center gap-1 text-zinc-300" data-testid="sandbox-image">
