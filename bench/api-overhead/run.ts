@@ -7,7 +7,9 @@
  *  - with `--spans`, where a request's time goes: the database round trips and provider calls
  *    made while it runs (timed by wrapping the store and the provider the server is given), the
  *    rest being HTTP, validation, presentation and the client.
- * Bounded loops; cleans up.
+ * Each API figure is also measured the old way, with every host command forked straight from
+ * the server process (SANDCAST_LOCAL_SPAWNER=direct, switched per call) instead of through the
+ * local provider's spawner process. Bounded loops; cleans up.
  *
  *   npx tsx bench/api-overhead/run.ts [--iterations 20] [--execs 40] [--db file|memory] [--spans]
  */
@@ -97,6 +99,16 @@ function spanReport(title: string, requests: number) {
   return lines.join('\n');
 }
 
+/** Runs `fn` with host commands forked from this process (the path before the spawner). */
+async function direct<T>(fn: () => Promise<T>): Promise<T> {
+  process.env.SANDCAST_LOCAL_SPAWNER = 'direct';
+  try {
+    return await fn();
+  } finally {
+    delete process.env.SANDCAST_LOCAL_SPAWNER;
+  }
+}
+
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 const load = () =>
   os
@@ -129,8 +141,18 @@ async function main() {
     const apiBoth: number[] = [];
     const rawBoth: number[] = [];
     const rawCreate: number[] = [];
+    const apiBothDirect: number[] = [];
     for (let i = 0; i < WARMUP + ITERATIONS; i++) {
       const keep = i >= WARMUP;
+      const old = await direct(() =>
+        timed(async () => {
+          const id = (await client.sandboxes.create({ environmentId: env.id })).id;
+          await client.sandboxes.exec(id, { command: ['true'] });
+          created.push(id);
+        }),
+      );
+      await client.sandboxes.delete(created.pop()!);
+      if (keep) apiBothDirect.push(old);
       spans.on = keep;
       let createMs = 0;
       let sandboxId = '';
@@ -168,15 +190,21 @@ async function main() {
     const instanceId = (await server.store.repos.sandboxes.get(sandbox.id))!.providerInstanceId!;
     const apiExec: number[] = [];
     const rawExec: number[] = [];
+    const apiExecDirect: number[] = [];
+    const rawExecDirect: number[] = [];
     for (let i = 0; i < WARMUP + EXECS; i++) {
       const keep = i >= WARMUP;
       spans.on = keep;
       const a = await timed(() => client.sandboxes.exec(sandbox.id, { command: ['true'] }));
       spans.on = false;
       const b = await timed(() => raw.exec(instanceId, { command: ['true'] }));
+      const c = await direct(() => timed(() => client.sandboxes.exec(sandbox.id, { command: ['true'] })));
+      const d = await direct(() => timed(() => raw.exec(instanceId, { command: ['true'] })));
       if (keep) {
         apiExec.push(a);
         rawExec.push(b);
+        apiExecDirect.push(c);
+        rawExecDirect.push(d);
       }
     }
     const warmSpans = SPANS ? spanReport('exec `true` through the API', EXECS) : '';
@@ -190,6 +218,13 @@ async function main() {
     console.log(row('  API first exec true', apiFirstExec));
     console.log(row('raw provider exec true, running sandbox (baseline)', rawExec));
     console.log(row('API exec true, running sandbox', apiExec, rawExec));
+    console.log(`\nthe same with host commands forked from the server process (the path before the spawner)\n`);
+    console.log(row('API create → first exec true, via spawner (baseline)', apiBoth));
+    console.log(row('API create → first exec true, forked from server', apiBothDirect, apiBoth));
+    console.log(row('API exec true, via spawner (baseline)', apiExec));
+    console.log(row('API exec true, forked from server', apiExecDirect, apiExec));
+    console.log(row('raw provider exec true, via spawner (baseline)', rawExec));
+    console.log(row('raw provider exec true, forked from server', rawExecDirect, rawExec));
     const overhead = (api: number[], base: number[]) =>
       `${(percentile(api, 50) - percentile(base, 50)).toFixed(1)} ms (${((percentile(api, 50) / percentile(base, 50) - 1) * 100).toFixed(0)}%)`;
     console.log(`\ncontrol-plane overhead at p50: create → first exec ${overhead(apiBoth, rawBoth)}, exec ${overhead(apiExec, rawExec)}`);
