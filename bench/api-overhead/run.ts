@@ -213,7 +213,7 @@ async function main() {
     console.log(`load average ${loadAtStart} at start, ${load()} at the end\n`);
     console.log(row('raw provider create → exec true (baseline)', rawBoth));
     console.log(row('API create → first exec true, cold', apiBoth, rawBoth));
-    console.log(row('  raw provider create alone', rawCreate));
+    console.log(row('  raw provider create alone (baseline)', rawCreate));
     console.log(row('  API POST /api/sandboxes', apiCreate, rawCreate));
     console.log(row('  API first exec true', apiFirstExec));
     console.log(row('raw provider exec true, running sandbox (baseline)', rawExec));
