@@ -70,3 +70,6 @@ process.on('message', (message) => {
 });
 // The parent went away: so do we. Children that must outlive it were started detached.
 process.on('disconnect', () => process.exit(0));
+// Ctrl-C in the server's terminal reaches the whole process group: the server decides when to stop
+// (it may still start commands while it shuts down); this process follows it through 'disconnect'.
+process.on('SIGINT', () => undefined);
