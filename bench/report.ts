@@ -3,12 +3,15 @@
  * bench/REPORT.md — the machine, the commit, the load, and each benchmark's printout (each figure
  * there carries its own baseline from the same run and the ratio to it).
  *
- *   npx tsx bench/report.ts [--only name,name] [--out bench/REPORT.md]
+ *   npx tsx bench/report.ts [--only name,name] [--out bench/REPORT.md] [--timeout-minutes 30]
  *
- * A benchmark that fails is reported with its exit code and output; the others still run.
+ * A benchmark that fails (or outlives the timeout) is reported with its exit code and output; the
+ * others still run. A summary table up top lists each figure that has a ratio, with its baseline.
+ * To add a benchmark: create bench/<name>/run.ts and add one `bench(...)` line to BENCHMARKS.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,51 +25,39 @@ interface Benchmark {
   args: string[];
 }
 
-/** Every bench/<name>/run.ts, with the arguments the report uses (smaller than their defaults where a run is long). */
+/** One registry line: the bench/<name>/run.ts, what it compares, and the report's arguments (space-separated). */
+const bench = (name: string, what: string, args = ''): Benchmark => ({ name, what, args: args.split(' ').filter(Boolean) });
+
+/**
+ * Every bench/<name>/run.ts, one line each, with the arguments the report uses (smaller than
+ * their defaults where a run is long). A directory with a run.ts that has no line here still runs,
+ * with its defaults, and the report says so.
+ */
 const BENCHMARKS: Benchmark[] = [
-  { name: 'custom-images', what: 'boot from a captured image vs base + setup; API vs raw provider (Docker)', args: ['--iterations', '5'] },
-  {
-    name: 'sessions',
-    what: 'session start → first exec vs raw provider create → exec (local)',
-    args: ['--provider', 'local', '--iterations', '20'],
-  },
-  {
-    name: 'sessions',
-    what: 'session start → first exec vs raw provider create → exec (Docker)',
-    args: ['--provider', 'docker', '--iterations', '10'],
-  },
-  {
-    name: 'local-provider',
-    what: 'local provider create → exec vs bwrap floor and docker run; capture',
-    args: ['--iterations', '15', '--max-mb', '256'],
-  },
-  { name: 'docker-provider', what: 'Docker provider vs raw docker run; capture by size', args: ['--iterations', '8', '--skip-1g'] },
-  {
-    name: 'exec-stream',
-    what: 'first byte of streamed exec vs collected; through the API vs provider',
-    args: ['--provider', 'local', '--iterations', '10'],
-  },
-  {
-    name: 'terminal',
-    what: 'keystroke round trip and flood through the WebSocket vs a direct PTY',
-    args: ['--keystrokes', '200', '--flood-mib', '256'],
-  },
-  {
-    name: 'checkpoints',
-    what: 'checkpoint after 1 file / 1 % / 100 % changed in a 1 GiB workspace of 10,000 files vs tar czf of it',
-    args: ['--iterations', '5', '--tar-runs', '3'],
-  },
-  {
-    name: 'bridge',
-    what: 'host bridge round trip: duplex_v1 vs queue_v1 vs direct loopback HTTP (gateway on this host)',
-    args: ['--requests', '2000', '--file-requests', '200'],
-  },
-  { name: 'ports', what: 'a sandbox port through the proxy vs a direct loopback connection', args: ['--requests', '200', '--mib', '64'] },
-  {
-    name: 'egress',
-    what: 'requests and a download from a sandbox through the egress proxy vs a direct connection to the namespace',
-    args: ['--requests', '200', '--mib', '64'],
-  },
+  bench('api-overhead', 'API create → first exec and exec `true` vs the raw provider calls (local)', '--iterations 20 --execs 40'),
+  bench('custom-images', 'boot from a captured image vs base + setup; API vs raw provider (Docker)', '--iterations 5'),
+  bench('sessions', 'session start → first exec vs raw provider create → exec (local)', '--provider local --iterations 20'),
+  bench('sessions', 'session start → first exec vs raw provider create → exec (Docker)', '--provider docker --iterations 10'),
+  bench('local-provider', 'local provider create → exec vs bwrap floor and docker run; capture', '--iterations 15 --max-mb 256'),
+  bench('docker-provider', 'Docker provider vs raw docker run; capture by size', '--iterations 8 --skip-1g'),
+  bench('exec-stream', 'first byte of streamed exec vs collected; through the API vs provider', '--provider local --iterations 10'),
+  bench('terminal', 'keystroke round trip and flood through the WebSocket vs a direct PTY', '--keystrokes 200 --flood-mib 256'),
+  bench('ports', 'a sandbox port through the proxy vs a direct loopback connection', '--requests 200 --mib 64'),
+  bench(
+    'checkpoints',
+    'checkpoint after 1 file / 1 % / 100 % changed in a 1 GiB workspace of 10,000 files vs tar czf of it',
+    '--iterations 5 --tar-runs 3',
+  ),
+  bench(
+    'bridge',
+    'host bridge round trip: duplex_v1 vs queue_v1 vs direct loopback HTTP (gateway on this host)',
+    '--requests 2000 --file-requests 200',
+  ),
+  bench(
+    'egress',
+    'requests and a download from a sandbox through the egress proxy vs a direct connection to the namespace',
+    '--requests 200 --mib 64',
+  ),
 ];
 
 const args = process.argv.slice(2);
@@ -76,47 +67,104 @@ const option = (name: string) => {
 };
 const only = option('--only')?.split(',');
 const out = path.resolve(ROOT, option('--out') ?? 'bench/REPORT.md');
+/** A benchmark still running after this is stopped and reported as such. */
+const TIMEOUT_MS = Number(option('--timeout-minutes') ?? '30') * 60_000;
 
-function run(bench: Benchmark): Promise<{ code: number | null; output: string; seconds: number }> {
+interface Outcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  output: string;
+  seconds: number;
+}
+
+function run(entry: Benchmark): Promise<Outcome> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', bench.name, 'run.ts'), ...bench.args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', entry.name, 'run.ts'), ...entry.args], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGTERM');
+    }, TIMEOUT_MS);
     const keep = (chunk: Buffer) => {
       output += chunk.toString('utf8');
       process.stdout.write(chunk);
     };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
-    child.on('close', (code) => resolve({ code, output, seconds: (performance.now() - started) / 1000 }));
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, timedOut, output, seconds: (performance.now() - started) / 1000 });
+    });
   });
 }
 
+function outcomeText(result: Outcome): string {
+  if (result.timedOut) return `, **stopped after ${TIMEOUT_MS / 60_000} min**`;
+  if (result.code === 0) return '';
+  return result.code === null ? `, **killed by ${result.signal}**` : `, **exit ${result.code}**`;
+}
+
+/** The figures rows of bench/support/stats.ts print: `label  p50 X ms  p95 Y ms  ×R`. */
+const ROW = /^(.*?)\s+p50\s+([\d.]+) ms\s+p95\s+([\d.]+) ms(?:\s+×([\d.]+))?\s*$/;
+
+/** Each figure with a ratio, beside the baseline row it is measured against (the last one labelled so). */
+function summaryRows(name: string, output: string): string[] {
+  const rows: string[] = [];
+  let baseline: { label: string; p50: string } | null = null;
+  for (const line of output.split('\n')) {
+    const match = ROW.exec(line);
+    if (!match) continue;
+    const [, label = '', p50 = '', , ratio] = match;
+    if (/baseline/i.test(label)) baseline = { label: label.replace(/\(baseline\)/i, '').trim(), p50 };
+    else if (ratio && baseline) rows.push(`| ${name} | ${label.trim()} | ${p50} ms | ${baseline.label} | ${baseline.p50} ms | ×${ratio} |`);
+  }
+  return rows;
+}
+
+function commitOf(): string {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    return dirty ? `${commit} (with uncommitted changes)` : commit;
+  } catch {
+    return 'unknown';
+  }
+}
+
+const loadAverage = () =>
+  os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' / ');
+
 function machine(): string[] {
   const cpus = os.cpus();
-  const commit = (() => {
-    try {
-      return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    } catch {
-      return 'unknown';
-    }
-  })();
   return [
     `- Date: ${new Date().toISOString()}`,
-    `- Commit: ${commit}`,
+    `- Commit: ${commitOf()}`,
     `- Machine: ${cpus.length} × ${cpus[0]?.model ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.type()} ${os.release()}`,
-    `- Node ${process.version}; load average at start ${os
-      .loadavg()
-      .map((n) => n.toFixed(2))
-      .join(' / ')}`,
+    `- Node ${process.version}; load average at start ${loadAverage()}`,
   ];
 }
 
-const selected = BENCHMARKS.filter((b) => !only || only.includes(b.name));
-const lines = [
+/** Registered runs, then any bench/<name>/run.ts the registry lacks, with its defaults. */
+async function planned(): Promise<Benchmark[]> {
+  const entries = await readdir(path.join(ROOT, 'bench'), { withFileTypes: true });
+  const found = entries.filter((e) => e.isDirectory() && existsSync(path.join(ROOT, 'bench', e.name, 'run.ts'))).map((e) => e.name);
+  const unregistered = found
+    .filter((name) => !BENCHMARKS.some((b) => b.name === name))
+    .map((name) => bench(name, 'not registered in bench/report.ts: run with its defaults'));
+  return [...BENCHMARKS.filter((b) => found.includes(b.name)), ...unregistered].filter((b) => !only || only.includes(b.name));
+}
+
+const selected = await planned();
+const header = [
   '# Benchmark report',
   '',
   'Written by `npm run bench` (bench/report.ts). Every ratio is against a baseline measured in the same run.',
@@ -124,13 +172,17 @@ const lines = [
   ...machine(),
   '',
 ];
-for (const bench of selected) {
-  console.error(`\n== ${bench.name} ${bench.args.join(' ')}`);
-  const result = await run(bench);
-  lines.push(
-    `## ${bench.name}`,
+const summary = ['| Benchmark | Figure | p50 | Baseline (same run) | Baseline p50 | Ratio |', '| --- | --- | --- | --- | --- | --- |'];
+const sections: string[] = [];
+for (const entry of selected) {
+  console.error(`\n== ${entry.name} ${entry.args.join(' ')}`);
+  const load = loadAverage();
+  const result = await run(entry);
+  summary.push(...summaryRows(entry.name, result.output));
+  sections.push(
+    `## ${entry.name}`,
     '',
-    `${bench.what}. \`npx tsx bench/${bench.name}/run.ts ${bench.args.join(' ')}\` — ${result.seconds.toFixed(0)} s${result.code === 0 ? '' : `, **exit ${result.code}**`}`,
+    `${entry.what}. \`npx tsx bench/${entry.name}/run.ts ${entry.args.join(' ')}\` — ${result.seconds.toFixed(0)} s, load average ${load} before${outcomeText(result)}`,
     '',
     '```text',
     result.output.trim(),
@@ -138,5 +190,5 @@ for (const bench of selected) {
     '',
   );
 }
-await writeFile(out, `${lines.join('\n')}\n`);
+await writeFile(out, `${[...header, '## Summary', '', ...summary, '', ...sections].join('\n')}\n`);
 console.error(`\nwrote ${path.relative(process.cwd(), out)} (${selected.length} benchmark runs)`);

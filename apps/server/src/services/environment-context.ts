@@ -45,10 +45,11 @@ export function createEnvironmentContextLoader(deps: {
   policy: () => Promise<EnvironmentPolicy>;
 }): EnvironmentContextLoader {
   return async (environmentId) => {
-    const environment = await deps.environments.getOpen(environmentId);
+    // Two independent reads: one round trip's wait, not two.
+    const [environment, policy] = await Promise.all([deps.environments.getOpen(environmentId), deps.policy()]);
     const registered = requireRegisteredProvider(deps.providers, environment.provider);
     const bootSource = bootSourceFor(registered, environment.provider, environment.config);
-    const issues = environmentConfigIssues(environment.config, await deps.policy());
+    const issues = environmentConfigIssues(environment.config, policy);
     const bootRefusal = issues.length > 0 ? issues.map((i) => `${i.path}: ${i.message}`).join('; ') : null;
     return { environment, registered, bootSource, fingerprint: fingerprintOf(bootSource), bootRefusal };
   };

@@ -118,11 +118,16 @@ export function createSandboxesService(deps: {
         status: sandbox.status,
       });
     }
-    // An operation through Sandcast is activity: the idle policy counts from the last one.
-    await store.repos.sandboxes.touch(sandbox.id, clock.now());
+    // An operation through Sandcast is activity: the idle policy counts from the last one. The
+    // touch does not gate the command (ADR 0022): it runs beside it and is awaited before the answer.
+    const touched = store.repos.sandboxes.touch(sandbox.id, clock.now());
+    touched.catch(() => undefined);
     try {
-      return { value: await run(providerOf(sandbox), sandbox.providerInstanceId), ...(recovered ? { recovered } : {}) };
+      const value = await run(providerOf(sandbox), sandbox.providerInstanceId);
+      await touched;
+      return { value, ...(recovered ? { recovered } : {}) };
     } catch (error) {
+      await touched.catch(() => undefined);
       if (recovered || !(await computeGone(sandbox, error))) throw error;
       const reason = (error as Error).message;
       recovered = await recoverOrRefuse(sandbox, reason, actor);
@@ -171,9 +176,9 @@ export function createSandboxesService(deps: {
   };
 
   const create = async (environmentId: string, actor: Principal, options: { countAsUse: boolean; activity: boolean }) => {
-    const ctx = await deps.loadEnvironment(environmentId);
+    // The active image is read beside the environment (independent reads, one wait).
+    const [ctx, active] = await Promise.all([deps.loadEnvironment(environmentId), store.repos.templates.active(environmentId)]);
     requireBootable(ctx);
-    const active = await store.repos.templates.active(environmentId);
     const plan: SandboxPlan = {
       environmentId,
       revision: ctx.environment.currentRevision,

@@ -312,6 +312,7 @@ export function createSshGateway(deps: {
       .catch((error: unknown) => log.warn({ err: error }, 'revoking SSH credentials failed'));
   });
 
+  let listening = false;
   return {
     listen: (host, port) =>
       new Promise((resolve, reject) => {
@@ -325,6 +326,7 @@ export function createSshGateway(deps: {
           );
         });
         server.listen(port, host, () => {
+          listening = true;
           server.removeAllListeners('error');
           server.on('error', onServerError);
           const address = server.address() as AddressInfo;
@@ -335,7 +337,10 @@ export function createSshGateway(deps: {
       new Promise<void>((resolve) => {
         unsubscribe();
         for (const connection of connections) connection.end();
-        if (!server.listening) return resolve();
+        // ssh2's Server has no `listening` of its own (it wraps a net.Server): asking it always
+        // said "not listening", and the listening socket outlived close() and the process with it.
+        if (!listening) return resolve();
+        listening = false;
         server.close(() => resolve());
       }),
   };

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { hostSpawn } from './spawner.ts';
 
 export interface RunResult {
   code: number;
@@ -16,9 +16,10 @@ export interface RunOptions {
 }
 
 /** Runs a host command to completion; never throws on a non-zero exit (callers decide). */
-export function run(command: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
+export async function run(command: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
+  const child = await hostSpawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    if (!child.stdout || !child.stderr || !child.stdin) return reject(new Error(`${command} could not be started`));
     const out: Buffer[] = [];
     let err = '';
     let pending = '';

@@ -46,6 +46,7 @@ import { ptyStream } from './pty.ts';
 import { sandboxCommandLine, spawnInSandbox } from './runtime.ts';
 import { awaitProcess, type RawExecResult, streamProcess } from './sandbox-io.ts';
 import { compileSeccompFilter } from './seccomp.ts';
+import { type HostChild, stopSpawnerWhenIdle } from './spawner.ts';
 
 export interface LocalProviderOptions extends ProviderContext {
   /** Layers an image may have before a capture squashes everything above its base. Default 16. */
@@ -257,7 +258,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     const group = `x${newId()}`;
     const procsFiles = await cgroups.createChild(record.id, group);
     try {
-      const child = spawnInSandbox(instances.spawnSpec(record, { ...request, procsFiles, newSession: true }));
+      const child = await spawnInSandbox(instances.spawnSpec(record, { ...request, procsFiles, newSession: true }));
       return await awaitProcess(child, {
         stdin: request.stdin,
         timeoutMs: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
@@ -275,9 +276,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     const group = `x${newId()}`;
     const procsFiles = await cgroups.createChild(record.id, group);
     const { maxOutputBytes: _cap, stdinStream, ...spawnRequest } = request;
-    let child: ReturnType<typeof spawnInSandbox>;
+    let child: HostChild;
     try {
-      child = spawnInSandbox(instances.spawnSpec(record, { ...spawnRequest, procsFiles, newSession: true }));
+      child = await spawnInSandbox(instances.spawnSpec(record, { ...spawnRequest, procsFiles, newSession: true }));
     } catch (error) {
       await cgroups.removeChild(record.id, group);
       throw error;
@@ -299,7 +300,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     const { cgroups, instances } = await ensureReady();
     const group = `x${newId()}`;
     const procsFiles = await cgroups.createChild(record.id, group);
-    const child = spawnInSandbox(instances.spawnSpec(record, { command, procsFiles, newSession: true }));
+    const child = await spawnInSandbox(instances.spawnSpec(record, { command, procsFiles, newSession: true }));
     const { stdin: childStdin, stdout } = child;
     if (!childStdin || !stdout) {
       child.kill('SIGKILL');
@@ -534,6 +535,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const holder = (await readFile(layout.lock, 'utf8').catch(() => '')).trim();
       if (holder === String(process.pid)) await writeFile(layout.lock, '');
       await cgroups?.removeRootIfEmpty();
+      stopSpawnerWhenIdle();
     },
   };
   return provider;

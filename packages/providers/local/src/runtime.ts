@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, existsSync, lstatSync, openSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, statSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { shellQuote } from './proc.ts';
+import { type HostChild, hostSpawn } from './spawner.ts';
 
 /**
  * The sandbox runtime: bubblewrap (ADR 0002). A sandbox is a long-lived init started by bwrap in
@@ -136,24 +135,29 @@ export interface StartedInit {
  * reports ready — after bwrap finished setting up (hostname, mounts) — never before, so no exec
  * can join half-built namespaces.
  */
-export function startInit(spec: SandboxProcessSpec & { holdFifo: string; logFile: string; initBinary: string }): Promise<StartedInit> {
+export async function startInit(
+  spec: SandboxProcessSpec & { holdFifo: string; logFile: string; initBinary: string },
+): Promise<StartedInit> {
   const bwrap = ['bwrap', '--unshare-pid', '--as-pid-1', '--unshare-uts', '--unshare-ipc', '--unshare-cgroup', '--hostname', HOSTNAME];
   if (spec.network === 'none') bwrap.push('--unshare-net');
   bwrap.push('--new-session', '--info-fd', '3', ...commonArgs(spec), '--ro-bind', spec.initBinary, INIT_PATH);
   bwrap.push(INIT_PATH, String(INIT_OOM_SCORE_ADJ), '5');
   const script = `${prologue(spec)}; exec ${bwrap.map(shellQuote).join(' ')} 4<${shellQuote(spec.seccompPath)} 0<>${shellQuote(spec.holdFifo)}`;
-  const log = openSync(spec.logFile, 'a');
+  const log = { path: spec.logFile, flags: 'a' };
+  const child = await hostSpawn('/bin/sh', ['-c', script], {
+    detached: true,
+    env: HOST_ENV,
+    stdio: ['ignore', log, log, 'pipe', 'ignore', 'pipe'],
+  });
   return new Promise((resolve, reject) => {
-    let child: ChildProcess;
-    try {
-      child = spawn('/bin/sh', ['-c', script], { detached: true, env: HOST_ENV, stdio: ['ignore', log, log, 'pipe', 'ignore', 'pipe'] });
-    } finally {
-      closeSync(log);
-    }
     // bwrap writes more than the pid to the info fd: the pipe is drained to its end, never closed
     // early (a closed pipe killed bwrap with SIGPIPE before it had let the sandbox start).
-    const info = child.stdio[3] as Readable & { unref?: () => void };
-    const ready = (child.stdio as unknown as Readable[])[5]!;
+    const info = child.stdio[3];
+    const ready = child.stdio[5];
+    if (!info || !ready) {
+      child.unref();
+      return reject(new Error(`the sandbox init could not be started; see ${spec.logFile}`));
+    }
     let infoText = '';
     let readyText = '';
     let settled = false;
@@ -240,7 +244,7 @@ export function sandboxCommandLine(spec: SandboxSpawnSpec): { file: string; args
 }
 
 /** Spawns a command inside the sandbox with piped stdio. */
-export function spawnInSandbox(spec: SandboxSpawnSpec): ChildProcess {
+export function spawnInSandbox(spec: SandboxSpawnSpec): Promise<HostChild> {
   const line = sandboxCommandLine(spec);
-  return spawn(line.file, line.args, { env: line.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  return hostSpawn(line.file, line.args, { env: line.env, stdio: ['pipe', 'pipe', 'pipe'] });
 }

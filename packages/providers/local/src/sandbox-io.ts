@@ -1,7 +1,7 @@
-import type { ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { type ExecExit, ExecOutput, type ExecProcess } from '@sandcast/provider-sdk';
+import type { HostChild } from './spawner.ts';
 
 /** Cap on captured exec output per stream; more is dropped and noted. */
 const OUTPUT_LIMIT = 64 * 1024 * 1024;
@@ -35,7 +35,7 @@ function collect(stream: Readable | null): () => Buffer {
  * the process's whole cgroup (every descendant, wherever it was reparented).
  */
 export function awaitProcess(
-  child: ChildProcess,
+  child: HostChild,
   options: { stdin?: string | Buffer | undefined; timeoutMs: number; killTree: () => Promise<void> },
 ): Promise<RawExecResult> {
   const stdout = collect(child.stdout);
@@ -65,7 +65,7 @@ export function awaitProcess(
  * process is gone.
  */
 export function streamProcess(
-  child: ChildProcess,
+  child: HostChild,
   options: {
     stdin?: string | Buffer | undefined;
     stdinStream?: Readable | undefined;
@@ -74,7 +74,7 @@ export function streamProcess(
     cleanup: () => Promise<void>;
   },
 ): ExecProcess {
-  const pipes = [child.stdout, child.stderr].filter((pipe): pipe is Readable => pipe !== null);
+  const pipes = [child.stdout, child.stderr].filter((pipe): pipe is NonNullable<typeof pipe> => pipe !== null);
   const output = new ExecOutput(...pipes);
   child.stdout?.on('data', (chunk: Buffer) => output.push('stdout', chunk));
   child.stderr?.on('data', (chunk: Buffer) => output.push('stderr', chunk));

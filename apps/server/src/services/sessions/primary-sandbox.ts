@@ -171,6 +171,17 @@ export async function provisionSandbox(
     }
     throw error;
   }
+  const touchImage = async () => {
+    if (image && options.countAsUse) await store.repos.templates.touchLastUsed(image.id);
+  };
+  // Nothing to bootstrap: the instance and `running` are one write (nothing runs between them).
+  if (plan.spec.bootstrap.length === 0) {
+    const [running] = await Promise.all([
+      store.repos.sandboxes.update(sandbox.id, { providerInstanceId: instanceId, status: 'running' }),
+      touchImage(),
+    ]);
+    return running!;
+  }
   // Recorded before bootstrap runs, so a server that dies meanwhile leaves compute it can find.
   await store.repos.sandboxes.update(sandbox.id, { providerInstanceId: instanceId });
   let failure: string | null = null;
@@ -189,7 +200,6 @@ export async function provisionSandbox(
     deps.log.info({ sandboxId: sandbox.id }, 'sandbox bootstrap failed');
     return (await store.repos.sandboxes.update(sandbox.id, { status: 'failed', failureReason: failure }))!;
   }
-  const running = await store.repos.sandboxes.update(sandbox.id, { status: 'running' });
-  if (image && options.countAsUse) await store.repos.templates.touchLastUsed(image.id);
+  const [running] = await Promise.all([store.repos.sandboxes.update(sandbox.id, { status: 'running' }), touchImage()]);
   return running!;
 }
