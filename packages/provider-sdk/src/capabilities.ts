@@ -46,12 +46,17 @@ export interface ProviderCapabilities {
    * auto-delete). Absent means false.
    */
   archiveInsteadOfDelete?: boolean | undefined;
+  /**
+   * `fork` makes new sandboxes whose filesystem is a running sandbox's at that moment (its
+   * processes are not copied). Absent means false.
+   */
+  fork?: boolean | undefined;
 }
 
 /**
  * The capabilities of a provider whose sandboxes run on the Sandcast host itself (the `local` and
  * `docker` providers): a native PTY, interactive setup over it, capture into an image with change
- * tracking and deletion; port forwarding into the sandbox's network namespace; no duplex stream and no native checkpoint yet. One source, so that the
+ * tracking and deletion; port forwarding into the sandbox's network namespace; fork; no duplex stream and no native checkpoint yet. One source, so that the
  * two cannot drift apart by accident; a provider that differs spreads it and overrides the flag.
  */
 export const ON_HOST_PROVIDER_CAPABILITIES: Readonly<ProviderCapabilities> = Object.freeze({
@@ -67,4 +72,5 @@ export const ON_HOST_PROVIDER_CAPABILITIES: Readonly<ProviderCapabilities> = Obj
   portForward: true,
   stopStart: true,
   durabilities: Object.freeze(['none']) as Durability[],
+  fork: true,
 });

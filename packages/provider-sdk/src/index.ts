@@ -17,6 +17,7 @@ export type {
   ExecRequest,
   ExecResult,
   FileChange,
+  ForkTarget,
   InstanceInfo,
   InstanceStatus,
   ManagedInstance,

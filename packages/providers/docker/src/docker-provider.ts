@@ -19,6 +19,7 @@ import { createContainer, handleFor, inspectContainer, removeContainer, startSto
 import { createDiskWatchdog, DEFAULT_DISK_CHECK_INTERVAL_MS } from './disk-limit.ts';
 import { runExec, startExec } from './exec.ts';
 import { exportWorkspace, importWorkspace, readFile, writeFile } from './files.ts';
+import { forkContainer } from './fork.ts';
 import { listCapturedImages, listManagedInstances } from './gc.ts';
 import { openContainerPortStream } from './ports.ts';
 import { openPty } from './pty.ts';
@@ -113,6 +114,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     writeFile: (instanceId, path, data, writeOptions) => writeFile(handle(instanceId), path, data, writeOptions),
     exportWorkspace: (instanceId, path) => exportWorkspace(handle(instanceId), path),
     importWorkspace: (instanceId, tar, path) => importWorkspace(handle(instanceId), tar, path),
+    fork: (instanceId, targets) => forkContainer(pool, handle(instanceId), targets),
     destroy: (instanceId) => removeContainer(pool, instanceId),
     stop: (instanceId) => stopContainer(pool, instanceId),
     start: (instanceId) => startStoppedContainer(pool, instanceId),

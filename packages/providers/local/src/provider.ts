@@ -6,12 +6,14 @@ import type { Readable } from 'node:stream';
 import {
   type Availability,
   type CaptureRequest,
+  type CreatedSandbox,
   type CreateSandboxRequest,
   collectExecOutput,
   type ExecProcess,
   type ExecRequest,
   type ExecResult,
   type FileChange,
+  type ForkTarget,
   type InstanceInfo,
   type ManagedInstance,
   ON_HOST_PROVIDER_CAPABILITIES,
@@ -31,6 +33,7 @@ import { type Cgroups, detectCgroups } from './cgroups.ts';
 import { listUpperChanges } from './changes.ts';
 import { LOCAL_RUNTIME_KNOBS, type LocalConfig, localConfigSchema } from './config.ts';
 import { localError, PROVIDER_ID } from './errors.ts';
+import { forkInstance } from './fork.ts';
 import { removeTree } from './fs-util.ts';
 import { ImageStore } from './image-store.ts';
 import type { ImageRecord } from './image-types.ts';
@@ -452,6 +455,39 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         );
       }
       if (!started) throw localError('not_found', `sandbox ${instanceId} does not exist or its init is gone; create a new one`);
+    },
+
+    async fork(instanceId: string, targets: ForkTarget[]): Promise<CreatedSandbox[]> {
+      const record = await liveRecord(instanceId);
+      const { cgroups, instances } = await ensureReady();
+      if (record.kind !== 'sandbox') throw localError('not_found', `${instanceId} is not a sandbox`);
+      try {
+        const forks = await forkInstance({
+          store,
+          instances,
+          cgroups,
+          record,
+          targets,
+          maxLayers,
+          startFork: (target, image) =>
+            instances.start({
+              id: newId('sbx-'),
+              kind: 'sandbox',
+              ownerId: target.sandboxId,
+              environmentId: record.environmentId,
+              image,
+              config: record.config,
+              layersDir: layout.layers,
+            }),
+        });
+        return forks.map((fork) => ({ instanceId: fork.id }));
+      } catch (error) {
+        throw localError(
+          'backend',
+          `forking sandbox ${instanceId} failed: ${error instanceof Error ? error.message : String(error)}`,
+          error,
+        );
+      }
     },
 
     async listInstances(): Promise<ManagedInstance[]> {
