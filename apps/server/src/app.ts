@@ -261,6 +261,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger) {
     lifecycle: sandboxLifecycle,
     execOutputMaxBytes: deps.config.execOutputMaxBytes,
     clock: deps.clock,
+    maxSandboxes: deps.config.maxSandboxes,
   });
   return {
     listening,

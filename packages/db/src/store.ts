@@ -15,6 +15,7 @@ import { createStatusCountsRepo } from './repos/status-counts.repo.ts';
 import { createTemplatesRepo } from './repos/templates.repo.ts';
 import { createTerminalSessionsRepo } from './repos/terminal-sessions.repo.ts';
 import { createUiSessionsRepo } from './repos/ui-sessions.repo.ts';
+import { createWarmPoolsRepo } from './repos/warm-pools.repo.ts';
 import { sandboxPorts, setupSessionPorts } from './schema.ts';
 
 export interface Repositories {
@@ -35,6 +36,7 @@ export interface Repositories {
   sessions: ReturnType<typeof createSessionsRepo>;
   leaderLeases: ReturnType<typeof createLeaderLeasesRepo>;
   connections: ReturnType<typeof createConnectionsRepo>;
+  warmPools: ReturnType<typeof createWarmPoolsRepo>;
 }
 
 export function createRepositories(db: Db): Repositories {
@@ -56,6 +58,7 @@ export function createRepositories(db: Db): Repositories {
     sessions: createSessionsRepo(db),
     leaderLeases: createLeaderLeasesRepo(db),
     connections: createConnectionsRepo(db),
+    warmPools: createWarmPoolsRepo(db),
   };
 }
 

@@ -55,6 +55,7 @@ export function presentSandbox(sandbox: Sandbox): SandboxBody {
     bindingName: _binding,
     spec,
     configOverrides: _overrides,
+    pooled: _pooled,
     ...rest
   } = sandbox;
   return { ...rest, durability: spec.durability };

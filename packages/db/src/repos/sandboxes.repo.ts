@@ -1,19 +1,20 @@
 import {
   type Sandbox,
   type SandboxDesiredStatus,
+  type SandboxSource,
   type SandboxSpec,
   type SandboxStatus,
   sandboxMachine,
   withSpecDefaults,
 } from '@sandcast/core';
-import { and, desc, eq, inArray, ne } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, ne, notInArray } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
 import { sandboxes } from '../schema.ts';
 
 type Row = typeof sandboxes.$inferSelect;
 
-const toSandbox = (row: Row): Sandbox => ({
+export const toSandbox = (row: Row): Sandbox => ({
   id: row.id,
   environmentId: row.environmentId,
   environmentRevisionId: row.environmentRevisionId,
@@ -31,12 +32,15 @@ const toSandbox = (row: Row): Sandbox => ({
   lastActivityAt: row.lastActivityAt.toISOString(),
   createdByRole: row.createdByRole,
   createdByKeyId: row.createdByKeyId,
+  source: row.source,
+  pooled: row.pooled,
+  forkedFromId: row.forkedFromId,
   createdAt: row.createdAt.toISOString(),
   updatedAt: row.updatedAt.toISOString(),
 });
 
 export interface NewSandbox {
-  environmentId: string;
+  environmentId: string | null;
   environmentRevisionId: string;
   imageId: string | null;
   provider: string;
@@ -47,6 +51,11 @@ export interface NewSandbox {
   configOverrides?: Record<string, unknown> | undefined;
   createdByRole: string;
   createdByKeyId: string | null;
+  /** Default `cold`. */
+  source?: SandboxSource | undefined;
+  /** A warm-pool member (default false). */
+  pooled?: boolean | undefined;
+  forkedFromId?: string | null | undefined;
 }
 
 export interface SandboxPatch {
@@ -92,10 +101,11 @@ export function createSandboxesRepo(db: Db) {
       const rows = await db.select().from(sandboxes).where(eq(sandboxes.id, id));
       return rows[0] ? toSandbox(rows[0]) : null;
     },
-    /** Newest first; deleted ones are left out unless asked for. */
-    async list(options: { includeDeleted?: boolean; sessionId?: string } = {}): Promise<Sandbox[]> {
+    /** Newest first; deleted ones are left out unless asked for; `pooled` picks pool members or the others. */
+    async list(options: { includeDeleted?: boolean; sessionId?: string; pooled?: boolean } = {}): Promise<Sandbox[]> {
       const conditions = [];
       if (!options.includeDeleted) conditions.push(ne(sandboxes.status, 'deleted'));
+      if (options.pooled !== undefined) conditions.push(eq(sandboxes.pooled, options.pooled));
       if (options.sessionId !== undefined) conditions.push(eq(sandboxes.sessionId, options.sessionId));
       const rows = await db
         .select()
@@ -138,6 +148,14 @@ export function createSandboxesRepo(db: Db) {
         .where(guarded(id, 'starting', { generation: fromGeneration }))
         .returning();
       return rows[0] ? toSandbox(rows[0]) : null;
+    },
+    /** Sandboxes that hold compute or may soon (not deleted, failed or lost), pool members included. */
+    async countLive(): Promise<number> {
+      const [row] = await db
+        .select({ n: count() })
+        .from(sandboxes)
+        .where(notInArray(sandboxes.status, ['deleted', 'failed', 'lost']));
+      return Number(row?.n ?? 0);
     },
     /** Records an operation through Sandcast (the idle policy counts from it). */
     async touch(id: string, at: Date): Promise<void> {

@@ -96,6 +96,8 @@ export async function provisionSandbox(
   options: {
     countAsUse: boolean;
     activity: boolean;
+    /** A warm-pool member: nobody's until claimed. */
+    pooled?: boolean | undefined;
     /** Runs in the transaction that inserts the sandbox. */
     onInserted?: ((repos: Repositories, sandbox: Sandbox) => Promise<void>) | undefined;
   },
@@ -114,6 +116,7 @@ export async function provisionSandbox(
       configOverrides: plan.configOverrides,
       createdByRole: actor.role,
       createdByKeyId: actor.keyId,
+      pooled: options.pooled ?? false,
     });
     if (options.activity) {
       await recordActivity(repos, {
