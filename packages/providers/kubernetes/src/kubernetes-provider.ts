@@ -48,6 +48,8 @@ export function kubernetesCapabilities(captures: boolean): ProviderCapabilities 
     // No baseline to diff against without reading the node's snapshotter.
     changeTracking: false,
     portForward: false,
+    // A pod's writable layer cannot be copied into new pods without a commit Job per fork.
+    fork: false,
     // A pod cannot be stopped; deleting it loses its root, so there is no honest stop/start.
     stopStart: false,
   };
