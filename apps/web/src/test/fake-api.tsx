@@ -173,6 +173,8 @@ export function sandbox(overrides: Partial<SandboxBody> = {}): SandboxBody {
     sessionId: null,
     durability: 'none',
     generation: 1,
+    source: 'cold',
+    forkedFromId: null,
     lastActivityAt: T0,
     createdAt: T0,
     updatedAt: T0,

@@ -14,6 +14,8 @@ export interface SpecOptions {
   bootstrapClear?: boolean;
   idleAfter?: string;
   idleAction?: string;
+  warmPoolSize?: string;
+  warmPoolMaxAge?: string;
 }
 
 /** The spec flags `env create` and `env update` share. */
@@ -30,7 +32,9 @@ export function addSpecOptions(command: Command): Command {
     )
     .addOption(new Option('--bootstrap-clear', 'start from an empty bootstrap list (then add with --bootstrap)'))
     .addOption(new Option('--idle-after <seconds>', 'seconds without activity after which --idle-action applies'))
-    .addOption(new Option('--idle-action <action>', 'what happens to an idle sandbox').choices(IDLE_ACTION_CHOICES));
+    .addOption(new Option('--idle-action <action>', 'what happens to an idle sandbox').choices(IDLE_ACTION_CHOICES))
+    .addOption(new Option('--warm-pool-size <n>', 'sandboxes kept booted ahead, ready to hand out (0-32; 0 = no pool)'))
+    .addOption(new Option('--warm-pool-max-age <seconds>', 'a pooled sandbox older than this is replaced (60-604800)'));
 }
 
 /** A whole number of seconds from a flag, or a usage error naming it. */
@@ -51,6 +55,14 @@ export function specFrom(options: SpecOptions, current?: EnvironmentBody['spec']
   if (options.durability !== undefined) spec.durability = options.durability as NonNullable<SandboxSpecInput['durability']>;
   if (options.bootstrapClear || options.bootstrap?.length) {
     spec.bootstrap = [...(options.bootstrapClear ? [] : (current?.bootstrap ?? [])), ...(options.bootstrap ?? [])];
+  }
+  if (options.warmPoolSize !== undefined || options.warmPoolMaxAge !== undefined) {
+    spec.warmPool = {};
+    if (options.warmPoolSize !== undefined) {
+      if (!/^\d+$/.test(options.warmPoolSize)) throw new UsageError(`--warm-pool-size takes a whole number, got "${options.warmPoolSize}"`);
+      spec.warmPool.size = Number(options.warmPoolSize);
+    }
+    if (options.warmPoolMaxAge !== undefined) spec.warmPool.maxAgeSeconds = parseSeconds('--warm-pool-max-age', options.warmPoolMaxAge);
   }
   if (options.idleAfter !== undefined || options.idleAction !== undefined) {
     spec.lifecycle = {};
