@@ -52,6 +52,8 @@ const BENCHMARKS: Benchmark[] = [
     args: ['--keystrokes', '200', '--flood-mib', '256'],
   },
   { name: 'ports', what: 'a sandbox port through the proxy vs a direct loopback connection', args: ['--requests', '200', '--mib', '64'] },
+  { name: 'pools', what: 'warm-pool claim → first exec vs cold create → first exec through the API (local)', args: ['--iterations', '20'] },
+  { name: 'fork', what: 'fork of a 1 GiB workspace into 4 vs cp -a of it (local)', args: ['--iterations', '3'] },
 ];
 
 const args = process.argv.slice(2);
