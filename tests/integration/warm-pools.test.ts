@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { SandcastApiError } from '@sandcast/client';
 import { testDatabases } from '@sandcast/db/testing';
 import { createMovableClock } from '@sandcast/server';
@@ -162,6 +164,51 @@ for (const database of testDatabases()) {
       }
       await client.environments.update(env.id, { spec: { warmPool: { size: 0 } } });
       await pass();
+    });
+
+    it("a session claims a member only when its pin is exactly the pool's; the member already ran the bootstrap", async () => {
+      const { client } = t;
+      const env = await client.environments.create({
+        name: 'session-pool',
+        provider: 'fake',
+        config: {},
+        spec: { bootstrap: ['echo booted >> bootstrap.log'], warmPool: { size: 1 } },
+      });
+      await pass();
+      const exact = await client.agents.create({
+        name: 'pool-exact',
+        sandboxPolicy: { mode: 'fixed', default: 'work', bindings: { work: { environmentRevisionId: env.currentRevision.id } } },
+      });
+      const session = await client.sessions.start({ agentId: exact.id });
+      const primary = (await t.server.store.repos.sandboxes.get(session.primarySandboxId!))!;
+      expect(primary).toMatchObject({ source: 'warm_pool', pooled: false, sessionId: session.id, bindingName: 'work' });
+      // The bootstrap ran once, when the member was made, and the claim did not run it again.
+      expect((await client.sessions.exec(session.id, { command: ['cat', 'bootstrap.log'] })).stdout).toBe('booted\n');
+
+      // A pin of an older revision than the pool's boots cold.
+      await client.environments.update(env.id, { spec: { bootstrap: ['echo again >> bootstrap.log'] } });
+      await pass();
+      const stale = await client.sessions.start({ agentId: exact.id });
+      expect((await t.server.store.repos.sandboxes.get(stale.primarySandboxId!))!.source).toBe('cold');
+      for (const s of [session, stale]) await client.sessions.end(s.id);
+      await client.environments.update(env.id, { spec: { warmPool: { size: 0 } } });
+      await pass();
+      await deleteAll();
+    });
+
+    it("an agent key forks only sandboxes it created; another key's is refused with a clear 4xx", async () => {
+      const auth = await startTestServer({ database, mode: 'authenticated', env: { SANDCAST_RECONCILE_INTERVAL_SECONDS: '3600' } });
+      try {
+        const admin = auth.clientWithKey((await readFile(path.join(auth.dataDir, 'admin-api-key'), 'utf8')).trim());
+        await enableEnvironments(admin);
+        const agent = auth.clientWithKey((await admin.keys.create({ name: 'forker', role: 'agent' })).secret);
+        const env = await admin.environments.create({ name: 'owned', provider: 'fake', config: {} });
+        const adminSandbox = await admin.sandboxes.create({ environmentId: env.id });
+        expect(await outcome(() => agent.sandboxes.fork(adminSandbox.id, 1))).toBe('403 forbidden');
+        expect((await admin.sandboxes.list()).length).toBe(1);
+      } finally {
+        await auth.close();
+      }
     });
 
     it('fork: files visible, isolated, counted; bad input is a clear 4xx; a partial failure keeps nothing', async () => {
