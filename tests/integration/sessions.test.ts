@@ -63,6 +63,8 @@ for (const database of testDatabases()) {
           lifecycle: { idleAfterSeconds: 180, idleAction: 'stop' },
           bootstrap: [],
           containment: { network: 'deny', hosts: [] },
+          workspacePath: '/workspace',
+          warmPool: { size: 0, maxAgeSeconds: 3600 },
         });
         const edited = await admin.environments.update(e.id, { spec: { lifecycle: { idleAfterSeconds: 600 }, displayName: 'Edited' } });
         expect(edited.spec.lifecycle).toEqual({ idleAfterSeconds: 600, idleAction: 'stop' });
