@@ -1,11 +1,13 @@
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ForkTarget } from '@sandcast/provider-sdk';
+import type { CreatedSandbox, ForkTarget } from '@sandcast/provider-sdk';
 import type { Cgroups } from './cgroups.ts';
+import { localError } from './errors.ts';
 import { removeTree } from './fs-util.ts';
 import type { ImageStore } from './image-store.ts';
 import type { ImageRecord } from './image-types.ts';
 import type { InstanceRecord, Instances } from './instances.ts';
+import { newId } from './layout.ts';
 import { runOk } from './proc.ts';
 import { squashLayers } from './squash.ts';
 
@@ -72,8 +74,20 @@ export async function forkInstance(params: {
   record: InstanceRecord;
   targets: ForkTarget[];
   maxLayers: number;
-  startFork: (target: ForkTarget, image: ImageRecord) => Promise<InstanceRecord>;
-}): Promise<InstanceRecord[]> {
+  layersDir: string;
+}): Promise<CreatedSandbox[]> {
+  try {
+    return (await forkRecords(params)).map((fork) => ({ instanceId: fork.id }));
+  } catch (error) {
+    throw localError(
+      'backend',
+      `forking sandbox ${params.record.id} failed: ${error instanceof Error ? error.message : String(error)}`,
+      error,
+    );
+  }
+}
+
+async function forkRecords(params: Parameters<typeof forkInstance>[0]): Promise<InstanceRecord[]> {
   const { store, record } = params;
   const layerId = await freezeUpper(params);
   const image: ImageRecord = {
@@ -86,7 +100,17 @@ export async function forkInstance(params: {
     parentId: record.imageId,
     createdAt: new Date().toISOString(),
   };
-  const outcomes = await Promise.allSettled(params.targets.map((target) => params.startFork(target, image)));
+  const startFork = (target: ForkTarget) =>
+    params.instances.start({
+      id: newId('sbx-'),
+      kind: 'sandbox',
+      ownerId: target.sandboxId,
+      environmentId: record.environmentId,
+      image,
+      config: record.config,
+      layersDir: params.layersDir,
+    });
+  const outcomes = await Promise.allSettled(params.targets.map(startFork));
   const started = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
   const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failed) {

@@ -459,35 +459,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
 
     async fork(instanceId: string, targets: ForkTarget[]): Promise<CreatedSandbox[]> {
       const record = await liveRecord(instanceId);
-      const { cgroups, instances } = await ensureReady();
       if (record.kind !== 'sandbox') throw localError('not_found', `${instanceId} is not a sandbox`);
-      try {
-        const forks = await forkInstance({
-          store,
-          instances,
-          cgroups,
-          record,
-          targets,
-          maxLayers,
-          startFork: (target, image) =>
-            instances.start({
-              id: newId('sbx-'),
-              kind: 'sandbox',
-              ownerId: target.sandboxId,
-              environmentId: record.environmentId,
-              image,
-              config: record.config,
-              layersDir: layout.layers,
-            }),
-        });
-        return forks.map((fork) => ({ instanceId: fork.id }));
-      } catch (error) {
-        throw localError(
-          'backend',
-          `forking sandbox ${instanceId} failed: ${error instanceof Error ? error.message : String(error)}`,
-          error,
-        );
-      }
+      const { cgroups, instances } = await ensureReady();
+      return forkInstance({ store, instances, cgroups, record, targets, maxLayers, layersDir: layout.layers });
     },
 
     async listInstances(): Promise<ManagedInstance[]> {
