@@ -58,6 +58,8 @@ const BENCHMARKS: Benchmark[] = [
     'requests and a download from a sandbox through the egress proxy vs a direct connection to the namespace',
     '--requests 200 --mib 64',
   ),
+  bench('pools', 'warm-pool claim → first exec vs cold create → first exec through the API (local)', '--iterations 20'),
+  bench('fork', 'fork of a 1 GiB workspace into 4 vs cp -a of it (local)', '--iterations 3'),
 ];
 
 const args = process.argv.slice(2);

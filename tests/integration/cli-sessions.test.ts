@@ -130,7 +130,7 @@ describe('sandcast agent and session commands against a running server (fake pro
     expect(byId.stdout).toMatch(/^generation: +\d+$/m);
     expect(byId.stdout).toContain(`session:       ${session.id}`);
     expect((await sandcast(['sandbox', 'list'], env)).stdout).toMatch(
-      new RegExp(`^${session.primarySandboxId} +stopped +stopped +\\d+ +work +base +${session.id}`, 'm'),
+      new RegExp(`^${session.primarySandboxId} +stopped +stopped +\\d+ +work +base +cold boot +${session.id}`, 'm'),
     );
     expect((await sandcast(['sandbox', 'start', session.primarySandboxId], env)).stdout).toMatch(/^status: +running \(desired ready\)$/m);
 

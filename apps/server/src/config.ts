@@ -54,6 +54,8 @@ export interface ServerConfig {
    * absolute directory, or an S3-compatible bucket URL (`s3://bucket/prefix?endpoint=…`) for servers sharing Postgres.
    */
   checkpointStore: string;
+  /** SANDCAST_MAX_SANDBOXES, default unset (no limit): sandboxes holding compute at once, warm-pool members and forks included. */
+  maxSandboxes: number | null;
 }
 
 /** Default of SANDCAST_IMAGE_IMPORT_MAX_BYTES: 8 GiB. */
@@ -109,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     portsBaseDomain: portsBaseDomainOf(env.SANDCAST_PORTS_BASE_DOMAIN),
     portsUrlScheme: portsSchemeOf(env.SANDCAST_PORTS_URL_SCHEME, env.SANDCAST_PUBLIC_URL),
     checkpointStore: checkpointStoreOf(env.SANDCAST_CHECKPOINT_STORE, env.SANDCAST_DATA_DIR),
+    maxSandboxes: maxSandboxesOf(env.SANDCAST_MAX_SANDBOXES),
   };
   if (config.deploymentMode === 'local_trusted' && (config.allowedHosts.length > 0 || config.publicUrl)) {
     throw new SandcastError(
@@ -226,6 +229,19 @@ function positiveBytes(raw: string | undefined, name: string, fallback: number):
   const value = match ? Number(match[1]) * 1024 ** power : Number.NaN;
   if (!Number.isSafeInteger(value) || value <= 0)
     throw new SandcastError('bad_request', `${name} must be a positive number of bytes, optionally with K, M, G or T (8G); got "${raw}"`);
+  return value;
+}
+
+/** SANDCAST_MAX_SANDBOXES: unset or empty for no limit, else a whole number from 1 to 100000. */
+function maxSandboxesOf(raw: string | undefined): number | null {
+  if (raw === undefined || raw === '') return null;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 100_000) {
+    throw new SandcastError(
+      'bad_request',
+      `SANDCAST_MAX_SANDBOXES must be a whole number from 1 to 100000, or unset for no limit; got "${raw}"`,
+    );
+  }
   return value;
 }
 

@@ -121,6 +121,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       intervalMs: config.reconcileIntervalMs,
       clock: options.clock,
       metrics,
+      warmPools: services.sandboxes.pools,
     });
     await reconciler.start();
     app.addHook('preClose', async () => {

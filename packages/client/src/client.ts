@@ -20,6 +20,7 @@ import {
   type ExecBody,
   ExecResultSchema,
   FinishSetupAnswerSchema,
+  ForkAnswerSchema,
   fillPath,
   HealthResponseSchema,
   type InstanceSettingsPatchBody,
@@ -37,6 +38,7 @@ import {
   TerminalSessionTokenAnswerSchema,
   UpdateEnvironmentAnswerSchema,
   type UpdateEnvironmentBody,
+  WarmPoolStateSchema,
 } from '@sandcast/contracts';
 import { z } from 'zod';
 import { baseImagesApi } from './base-images.ts';
@@ -254,6 +256,12 @@ export class SandcastClient {
     /** Runs a command, its output arriving as it is produced. */
     execStream: (id: string, body: ExecBody, options: { signal?: AbortSignal } = {}) =>
       this.openExecStream(fillPath(API_PATHS.sandboxExec, { id }), body, options),
+    /** `count` new sandboxes with this one's files at this moment (processes are not copied). */
+    fork: (id: string, count: number) =>
+      this.request('POST', fillPath(API_PATHS.sandboxFork, { id }), ForkAnswerSchema, { body: { count } }),
+    /** An environment's warm pool: size, members ready and booting, the last refill error. */
+    warmPool: (environmentId: string) =>
+      this.request('GET', fillPath(API_PATHS.environmentWarmPool, { environmentId }), WarmPoolStateSchema),
     ...sandboxLifecycleApi(this),
     /** A sandbox's ports served as URLs; a private port's URL carries an expiring token. */
     ports: portsApi(this, 'sandbox'),

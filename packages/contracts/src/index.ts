@@ -154,8 +154,17 @@ export {
 } from './ports.ts';
 export type { SandboxSpecInput } from './sandbox-spec.ts';
 export { DEFAULT_SANDBOX_SPEC, SandboxSpecInputSchema, SandboxSpecSchema } from './sandbox-spec.ts';
-export type { CreateSandboxBody, SandboxBody } from './sandboxes.ts';
-export { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './sandboxes.ts';
+export type { CreateSandboxBody, ForkAnswer, ForkSandboxBody, SandboxBody, WarmPoolState } from './sandboxes.ts';
+export {
+  CreateSandboxBodySchema,
+  FORK_COUNT_MAX,
+  ForkAnswerSchema,
+  ForkSandboxBodySchema,
+  SANDBOX_SOURCE_LABELS,
+  SandboxListSchema,
+  SandboxSchema,
+  WarmPoolStateSchema,
+} from './sandboxes.ts';
 export type { SessionToolInput, SessionToolList, SessionToolName } from './session-tools.ts';
 export {
   MCP_SESSION_HEADER,

@@ -42,7 +42,14 @@ import { FLEET_OPERATIONS } from './operations-fleet.ts';
 import { AGENT_AND_SESSION_OPERATIONS } from './operations-sessions.ts';
 import { API_PATHS } from './paths.ts';
 import { OpenPortBodySchema, PORT_OWNERS, PortUrlSchema } from './ports.ts';
-import { CreateSandboxBodySchema, SandboxListSchema, SandboxSchema } from './sandboxes.ts';
+import {
+  CreateSandboxBodySchema,
+  ForkAnswerSchema,
+  ForkSandboxBodySchema,
+  SandboxListSchema,
+  SandboxSchema,
+  WarmPoolStateSchema,
+} from './sandboxes.ts';
 import { InstanceSettingsPatchSchema, InstanceSettingsSchema } from './settings.ts';
 import { SandboxTargetListSchema } from './targets.ts';
 import { TerminalSessionTokenAnswerSchema, TerminalSocketQuerySchema } from './terminal.ts';
@@ -437,6 +444,22 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     tag: 'sandboxes',
     summary: 'Start a stopped sandbox again with its files (converges before answering)',
     answer: SandboxSchema,
+  },
+  {
+    method: 'POST',
+    path: API_PATHS.sandboxFork,
+    tag: 'sandboxes',
+    summary: 'Fork a running sandbox into 1-16 new ones with its files at this moment (processes are not copied)',
+    body: ForkSandboxBodySchema,
+    status: 201,
+    answer: ForkAnswerSchema,
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.environmentWarmPool,
+    tag: 'sandboxes',
+    summary: "An environment's warm pool: size, members ready and booting, the last refill error",
+    answer: WarmPoolStateSchema,
   },
   {
     method: 'POST',

@@ -57,6 +57,12 @@ export interface FleetReservation {
   cpu: number;
   memoryMb: number;
 }
+/**
+ * How a sandbox came to be: booted for the request (`cold`), handed out of its environment's warm
+ * pool (`warm_pool`), or made by forking another sandbox (`fork`).
+ */
+export const SANDBOX_SOURCES = ['cold', 'warm_pool', 'fork'] as const;
+export type SandboxSource = (typeof SANDBOX_SOURCES)[number];
 
 /** The durable sandbox resource; its compute (provider instance) may come and go. */
 export interface Sandbox {
@@ -90,6 +96,12 @@ export interface Sandbox {
   lastActivityAt: string;
   createdByRole: string;
   createdByKeyId: string | null;
+  /** How it came to be; a pool member says `warm_pool` from the claim on. */
+  source: SandboxSource;
+  /** True while it waits in its environment's warm pool: nobody's yet, not listed as a user sandbox. */
+  pooled: boolean;
+  /** The sandbox it was forked from (`source: fork`), else null. */
+  forkedFromId: string | null;
   createdAt: string;
   updatedAt: string;
 }

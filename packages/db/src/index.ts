@@ -18,5 +18,6 @@ export type { NewSession } from './repos/sessions.repo.ts';
 export type { NewSetupSession, SetupSessionPatch } from './repos/setup-sessions.repo.ts';
 export type { NewTemplate } from './repos/templates.repo.ts';
 export type { TerminalSessionRecord } from './repos/terminal-sessions.repo.ts';
+export type { PoolClaim, WarmPoolRecord } from './repos/warm-pools.repo.ts';
 export type { Repositories, Store } from './store.ts';
 export { createRepositories, createStore } from './store.ts';

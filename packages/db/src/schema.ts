@@ -7,6 +7,7 @@ import type {
   FleetReservation,
   SandboxDesiredStatus,
   SandboxPolicy,
+  SandboxSource,
   SandboxStatus,
   SessionStatus,
   SetupSessionStatus,
@@ -16,6 +17,7 @@ import {
   type AnyPgColumn,
   bigint,
   bigserial,
+  boolean,
   check,
   index,
   integer,
@@ -187,7 +189,21 @@ export const sandboxes = pgTable('sandboxes', {
   lastActivityAt: timestamp('last_activity_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   createdByRole: text('created_by_role').notNull(),
   createdByKeyId: text('created_by_key_id'),
+  source: text('source').$type<SandboxSource>().notNull().default('cold'),
+  /** True while it waits, unclaimed, in its environment's warm pool. */
+  pooled: boolean('pooled').notNull().default(false),
+  forkedFromId: text('forked_from_id'),
   createdAt: createdAt(),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+/** What the reconciler last saw filling an environment's warm pool. */
+export const warmPools = pgTable('warm_pools', {
+  environmentId: text('environment_id')
+    .primaryKey()
+    .references(() => environments.id, { onDelete: 'cascade' }),
+  lastRefillError: text('last_refill_error'),
+  lastRefillAt: timestamp('last_refill_at', { withTimezone: true, mode: 'date' }),
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 });
 
@@ -369,6 +385,7 @@ export const schema = {
   setupSessions,
   customImageTemplates,
   sandboxes,
+  warmPools,
   sandboxPorts,
   setupSessionPorts,
   agents,

@@ -16,6 +16,7 @@ import { createStatusCountsRepo } from './repos/status-counts.repo.ts';
 import { createTemplatesRepo } from './repos/templates.repo.ts';
 import { createTerminalSessionsRepo } from './repos/terminal-sessions.repo.ts';
 import { createUiSessionsRepo } from './repos/ui-sessions.repo.ts';
+import { createWarmPoolsRepo } from './repos/warm-pools.repo.ts';
 import { sandboxPorts, setupSessionPorts } from './schema.ts';
 
 export interface Repositories {
@@ -37,6 +38,7 @@ export interface Repositories {
   leaderLeases: ReturnType<typeof createLeaderLeasesRepo>;
   connections: ReturnType<typeof createConnectionsRepo>;
   checkpoints: ReturnType<typeof createCheckpointsRepo>;
+  warmPools: ReturnType<typeof createWarmPoolsRepo>;
 }
 
 export function createRepositories(db: Db): Repositories {
@@ -59,6 +61,7 @@ export function createRepositories(db: Db): Repositories {
     leaderLeases: createLeaderLeasesRepo(db),
     connections: createConnectionsRepo(db),
     checkpoints: createCheckpointsRepo(db),
+    warmPools: createWarmPoolsRepo(db),
   };
 }
 

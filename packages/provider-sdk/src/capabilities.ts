@@ -55,13 +55,18 @@ export interface ProviderCapabilities {
    * Absent means false: such environments are refused when saved.
    */
   egressProxy?: boolean | undefined;
+  /**
+   * `fork` makes new sandboxes whose filesystem is a running sandbox's at that moment (its
+   * processes are not copied). Absent means false.
+   */
+  fork?: boolean | undefined;
 }
 
 /**
  * The capabilities of a provider whose sandboxes run on the Sandcast host itself (the `local` and
  * `docker` providers): a native PTY, interactive setup over it, capture into an image with change
  * tracking and deletion; port forwarding into the sandbox's network namespace and the egress proxy on its loopback;
- * a command stream with stdin (the duplex bridge); checkpoints of the workspace (Sandcast's own, over the
+ * a command stream with stdin (the duplex bridge); fork; checkpoints of the workspace (Sandcast's own, over the
  * workspace's host directory or a tar stream), so durability `checkpointed`. One source, so that the
  * two cannot drift apart by accident; a provider that differs spreads it and overrides the flag.
  */
@@ -79,4 +84,5 @@ export const ON_HOST_PROVIDER_CAPABILITIES: Readonly<ProviderCapabilities> = Obj
   stopStart: true,
   durabilities: Object.freeze(['none', 'checkpointed']) as Durability[],
   egressProxy: true,
+  fork: true,
 });

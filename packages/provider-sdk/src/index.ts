@@ -18,6 +18,7 @@ export type {
   ExecRequest,
   ExecResult,
   FileChange,
+  ForkTarget,
   InstanceInfo,
   InstanceStatus,
   ManagedInstance,

@@ -33,6 +33,11 @@ export interface CreatedSandbox {
   instanceId: string;
 }
 
+/** One sandbox a fork makes: Sandcast's id for it (providers label their resources with it). */
+export interface ForkTarget {
+  sandboxId: string;
+}
+
 export type InstanceStatus = 'starting' | 'running' | 'paused' | 'stopped' | 'failed' | 'missing';
 
 export interface InstanceInfo {
@@ -196,6 +201,12 @@ export interface SandboxProvider {
   start?(instanceId: string): Promise<void>;
   /** Archives a sandbox instead of destroying it (capability `archiveInsteadOfDelete`); it stops answering until started again. */
   archive?(instanceId: string): Promise<void>;
+  /**
+   * New sandboxes, one per target, whose filesystem is the running source's at the moment of the
+   * call (capability `fork`); processes are not copied. All or nothing: when one cannot be made,
+   * the ones already made are destroyed before the error is thrown. They keep the source's config.
+   */
+  fork?(instanceId: string, targets: ForkTarget[]): Promise<CreatedSandbox[]>;
   /** Every resource this provider holds for Sandcast, for garbage collection. */
   listInstances(): Promise<ManagedInstance[]>;
   /** Every template artefact this installation's captures made, for garbage collection (optional). */

@@ -113,6 +113,8 @@ describe('agent, session and key commands send what the flags say', () => {
           sessionId: null,
           durability: 'none',
           generation: 4,
+          source: 'cold',
+          forkedFromId: null,
           lastActivityAt: at,
           createdAt: at,
           updatedAt: at,

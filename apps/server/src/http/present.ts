@@ -62,6 +62,7 @@ export function presentSandbox(sandbox: Sandbox, egress?: SandboxBody['egress'])
     spec,
     configOverrides: _overrides,
     reservation: _reservation,
+    pooled: _pooled,
     ...rest
   } = sandbox;
   return { ...rest, durability: spec.durability, ...(egress === undefined ? {} : { egress }) };

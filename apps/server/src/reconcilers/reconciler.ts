@@ -8,6 +8,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import type { SetupSessionsService } from '../services/custom-images/setup-sessions.service.ts';
 import type { SandboxLifecycle } from '../services/sandbox-lifecycle.ts';
+import type { WarmPoolsService } from '../services/warm-pools.service.ts';
 import { PROVIDER_CALL_TIMEOUT_MS, withTimeout } from '../with-timeout.ts';
 
 /** The lease the reconciling server holds; one per database. */
@@ -62,6 +63,8 @@ export function createReconciler(deps: {
   leaderLease?: boolean | undefined;
   /** Counts and times every pass. */
   metrics?: Pick<Metrics, 'reconcilerPasses' | 'reconcilerPassDuration'> | undefined;
+  /** Warm pools, filled and drained after the sandboxes are stepped, and refilled after each claim. */
+  warmPools?: WarmPoolsService | undefined;
 }): Reconciler {
   const clock = deps.clock ?? systemClock;
   const holder = randomUUID();
@@ -183,6 +186,7 @@ export function createReconciler(deps: {
     if (stillLeader() && deps.sweepCheckpoints) {
       await deps.sweepCheckpoints().catch((error: unknown) => deps.log.warn({ err: error }, 'checkpoint collection failed; will retry'));
     }
+    if (stillLeader()) await deps.warmPools?.fillAll(stillLeader);
     return { leader: true, expired, removed, stepped };
   };
 
@@ -207,9 +211,22 @@ export function createReconciler(deps: {
     return running;
   };
 
+  /** A claim took a member: the leader refills that pool now rather than at the next pass. */
+  const refillAfterClaim = (environmentId: string) => {
+    if (!timer || heldUntil === 0 || !stillLeader() || !deps.warmPools) return;
+    const refill = deps.warmPools
+      .fill(environmentId, stillLeader)
+      .catch((error: unknown) => deps.log.warn({ err: error, environmentId }, 'warm pool refill failed; the next pass retries it'))
+      .finally(() => refills.delete(refill));
+    refills.add(refill);
+  };
+  const refills = new Set<Promise<void>>();
+  let unsubscribe: (() => void) | null = null;
+
   return {
     runOnce,
     async start() {
+      unsubscribe = deps.warmPools?.onClaim(refillAfterClaim) ?? null;
       await deps.setupSessions.recoverAfterRestart();
       // The first pass runs in the background: a slow or wedged provider must not hold up start.
       runOnce().catch((error: unknown) => deps.log.error({ err: error }, 'reconciler pass failed'));
@@ -221,6 +238,8 @@ export function createReconciler(deps: {
     async stop() {
       if (timer) clearInterval(timer);
       timer = null;
+      unsubscribe?.();
+      await Promise.all(refills);
       await running?.catch(() => undefined);
       // Another server takes over at its next pass instead of waiting for the lease to expire.
       if (heldUntil > 0) await deps.store.repos.leaderLeases.release(RECONCILER_LEASE, holder).catch(() => undefined);

@@ -311,7 +311,8 @@ export function createSandboxLifecycle(deps: {
     if (sandbox.status !== 'running') return 'idle';
     const provider = providerOf(sandbox);
     if (!may()) return 'idle';
-    if (options.idlePolicy && supportsStopStart(provider) && idleDue(sandbox)) {
+    // A warm-pool member waits for a claim, not for activity: the pool's own age limit retires it.
+    if (options.idlePolicy && !sandbox.pooled && supportsStopStart(provider) && idleDue(sandbox)) {
       // The policy asks for `stopped`; the stop below is the step toward it.
       const asked = await store.repos.sandboxes.update(
         sandbox.id,

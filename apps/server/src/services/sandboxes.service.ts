@@ -1,17 +1,19 @@
 import type { ExecBody, ProbeAnswer, SandboxRecovered } from '@sandcast/contracts';
-import { type Principal, type Sandbox, type SandboxDesiredStatus, SandcastError } from '@sandcast/core';
-import type { Store } from '@sandcast/db';
+import { canonicalJson, type Principal, type Sandbox, type SandboxDesiredStatus, SandcastError } from '@sandcast/core';
+import type { Repositories, Store } from '@sandcast/db';
 import { type ExecProcess, type ExecResult, isProviderError, type SandboxProvider } from '@sandcast/provider-sdk';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, systemClock } from '../clock.ts';
 import type { EgressHooks } from '../egress/egress.service.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import { recordActivity } from './activity.service.ts';
-import { imageMatches } from './custom-images/image-link.ts';
 import { type EnvironmentContextLoader, requireBootable, requireRegisteredProvider } from './environment-context.ts';
+import { requireRoom } from './sandbox-capacity.ts';
+import { forkSandbox } from './sandbox-fork.ts';
 import type { SandboxLifecycle } from './sandbox-lifecycle.ts';
 import { computeLost, type SandboxRecovery } from './sandbox-recovery.ts';
 import { provisionSandbox, type SandboxPlan } from './sessions/primary-sandbox.ts';
+import { type BootTarget, createWarmPoolsService } from './warm-pools.service.ts';
 
 export type SandboxesService = ReturnType<typeof createSandboxesService>;
 
@@ -43,6 +45,8 @@ export function createSandboxesService(deps: {
   bridgeEnv?: ((sandboxId: string) => Promise<Record<string, string>>) | undefined;
   /** Gives a new sandbox the egress proxy its containment calls for, before bootstrap runs. */
   egress?: EgressHooks | undefined;
+  /** The instance's cap on sandboxes holding compute, pool members included (SANDCAST_MAX_SANDBOXES); default none. */
+  maxSandboxes?: number | null | undefined;
 }) {
   const { store, lifecycle } = deps;
   /** A bridged sandbox's commands learn SANDCAST_BRIDGE_URL and SANDCAST_BRIDGE_TOKEN (their own env wins). */
@@ -51,10 +55,13 @@ export function createSandboxesService(deps: {
     return Object.keys(bridge).length === 0 ? body : { ...body, env: { ...bridge, ...body.env } };
   };
   const clock = deps.clock ?? systemClock;
+  const maxSandboxes = deps.maxSandboxes ?? null;
+  const pools = createWarmPoolsService({ ...deps, maxSandboxes });
 
   const requireSandbox = async (id: string): Promise<Sandbox> => {
     const sandbox = await store.repos.sandboxes.get(id);
-    if (!sandbox || sandbox.status === 'deleted') throw new SandcastError('not_found', `no sandbox with id ${id}`);
+    // A warm-pool member is nobody's sandbox until a claim hands it out.
+    if (!sandbox || sandbox.status === 'deleted' || sandbox.pooled) throw new SandcastError('not_found', `no sandbox with id ${id}`);
     return sandbox;
   };
 
@@ -175,9 +182,56 @@ export function createSandboxesService(deps: {
     return requireSandbox(session.primarySandboxId);
   };
 
-  const create = async (environmentId: string, actor: Principal, options: { countAsUse: boolean; activity: boolean }) => {
-    // The active image is read beside the environment (independent reads, one wait).
-    const [ctx, active] = await Promise.all([deps.loadEnvironment(environmentId), store.repos.templates.active(environmentId)]);
+  /**
+   * A sandbox from a plan: claimed from the environment's warm pool when the plan is exactly what
+   * the pool holds (the head revision and its image, the revision's own spec, no overrides — the
+   * member already ran that bootstrap), else booted cold once the limit leaves room.
+   */
+  const supply = async (
+    plan: SandboxPlan,
+    target: BootTarget | null,
+    actor: Principal,
+    options: {
+      countAsUse: boolean;
+      activity: boolean;
+      onInserted?: ((repos: Repositories, sandbox: Sandbox) => Promise<void>) | undefined;
+    },
+  ): Promise<Sandbox> => {
+    if (target && poolServes(plan, target)) {
+      const claimed = await store.transaction(async (repos) => {
+        const taken = await pools.claim(target, { actor, sessionId: plan.sessionId, bindingName: plan.bindingName }, repos);
+        if (!taken) return null;
+        if (options.activity) {
+          await recordActivity(repos, {
+            action: 'sandbox.created',
+            actor,
+            subjectType: 'sandbox',
+            subjectId: taken.id,
+            details: {
+              environmentId: plan.environmentId,
+              revision: plan.revision.number,
+              imageId: taken.imageId,
+              sessionId: plan.sessionId,
+              bindingName: plan.bindingName,
+              source: 'warm_pool',
+            },
+          });
+        }
+        await options.onInserted?.(repos, taken);
+        return taken;
+      });
+      if (claimed) {
+        if (claimed.imageId && options.countAsUse) await store.repos.templates.touchLastUsed(claimed.imageId);
+        return claimed;
+      }
+    }
+    await requireRoom(store.repos, maxSandboxes, 1);
+    return provisionSandbox(deps, plan, actor, options);
+  };
+
+  const create = async (environmentId: string, actor: Principal, options: { countAsUse: boolean; activity: boolean; claim: boolean }) => {
+    const target = await pools.bootTarget(environmentId);
+    const { ctx } = target;
     requireBootable(ctx);
     const plan: SandboxPlan = {
       environmentId,
@@ -186,11 +240,11 @@ export function createSandboxesService(deps: {
       config: ctx.environment.config,
       spec: ctx.environment.spec,
       configOverrides: {},
-      image: active && imageMatches(active, ctx) ? active : null,
+      image: target.image,
       sessionId: null,
       bindingName: null,
     };
-    return provisionSandbox(deps, plan, actor, options);
+    return supply(plan, options.claim ? target : null, actor, options);
   };
 
   /**
@@ -209,10 +263,37 @@ export function createSandboxesService(deps: {
   };
 
   return {
-    create: (input: { environmentId: string }, actor: Principal) =>
-      create(input.environmentId, actor, { countAsUse: true, activity: true }),
+    /** The environments' warm pools (the reconciler fills them; the environment page shows them). */
+    pools,
 
-    list: () => store.repos.sandboxes.list(),
+    create: (input: { environmentId: string }, actor: Principal) =>
+      create(input.environmentId, actor, { countAsUse: true, activity: true, claim: true }),
+
+    /**
+     * A session's primary sandbox from its pinned plan: claimed from the pool when the pin is
+     * exactly the pool's, else booted cold.
+     */
+    async provision(
+      plan: SandboxPlan,
+      actor: Principal,
+      options: { onInserted?: ((repos: Repositories, sandbox: Sandbox) => Promise<void>) | undefined },
+    ): Promise<Sandbox> {
+      const target = await pools.bootTarget(plan.environmentId).catch(() => null);
+      return supply(plan, target, actor, { countAsUse: true, activity: true, ...options });
+    },
+
+    /** Refuses before a session is made when its cold sandbox would not fit (a claim needs no room). */
+    requireRoom: (repos: Repositories, adding: number) => requireRoom(repos, maxSandboxes, adding),
+
+    /** Users' sandboxes; warm-pool members are not listed until claimed. */
+    list: () => store.repos.sandboxes.list({ pooled: false }),
+
+    /** N new sandboxes with the source's files at this moment (processes are not copied). */
+    async fork(id: string, count: number, actor: Principal): Promise<Sandbox[]> {
+      const source = await requireSandbox(id);
+      requireUser(source, actor, 'fork');
+      return forkSandbox({ ...deps, maxSandboxes }, { source, provider: providerOf(source), count, actor });
+    },
 
     /** Reads the sandbox, checking with the provider that its compute still exists. */
     get: async (id: string): Promise<Sandbox> => lifecycle.refresh(await requireSandbox(id)),
@@ -292,7 +373,7 @@ export function createSandboxesService(deps: {
       let sandbox: Sandbox | null = null;
       const base = { provider: ctx.environment.provider, environmentRevisionId: ctx.environment.currentRevision.id };
       try {
-        sandbox = await create(environmentId, actor, { countAsUse: false, activity: false });
+        sandbox = await create(environmentId, actor, { countAsUse: false, activity: false, claim: false });
         const result = await providerOf(sandbox).exec(sandbox.providerInstanceId!, { command: PROBE_COMMAND, timeoutMs: 30_000 });
         const ok = result.exitCode === 0 && result.stdout.startsWith('sandcast-probe-ok');
         return {
@@ -334,4 +415,16 @@ export function createSandboxesService(deps: {
       }
     },
   };
+}
+
+/** Whether the pool holds what a plan asks for (a plan made from the head revision without overrides). */
+function poolServes(plan: SandboxPlan, target: BootTarget): boolean {
+  const env = target.ctx.environment;
+  return (
+    env.spec.warmPool.size > 0 &&
+    plan.revision.id === env.currentRevision.id &&
+    (plan.image?.id ?? null) === (target.image?.id ?? null) &&
+    Object.keys(plan.configOverrides).length === 0 &&
+    canonicalJson(plan.spec) === canonicalJson(env.spec)
+  );
 }

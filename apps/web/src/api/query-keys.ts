@@ -8,6 +8,7 @@ export const queryKeys = {
   environments: ['environments'] as const,
   environment: (id: string) => ['environments', id] as const,
   revisions: (id: string) => ['environments', id, 'revisions'] as const,
+  warmPool: (id: string) => ['environments', id, 'warm-pool'] as const,
   customImage: (environmentId: string) => ['custom-image', environmentId] as const,
   customImageOverview: (environmentId: string) => ['custom-image', environmentId, 'overview'] as const,
   customImageHistory: (environmentId: string) => ['custom-image', environmentId, 'history'] as const,

@@ -20,6 +20,7 @@ import { HostNetworkWarning } from '../modules/environments/HostNetworkWarning.t
 import type { JsonSchema } from '../modules/environments/json-schema.ts';
 import { RevisionHistory } from '../modules/environments/RevisionHistory.tsx';
 import { SpecEditor } from '../modules/environments/SpecEditor.tsx';
+import { WarmPoolPanel } from '../modules/warm-pool/WarmPoolPanel.tsx';
 
 function ConfigEditor({ environment, target }: { environment: EnvironmentBody; target: SandboxTarget | undefined }) {
   const client = useClient();
@@ -140,6 +141,7 @@ export function EnvironmentPage() {
       )}
       <SpecEditor key={`spec-${env.currentRevision.id}`} environment={env} />
       <CustomImagePanel environment={env} providerName={providerName} />
+      <WarmPoolPanel environmentId={env.id} />
       <RevisionHistory environmentId={env.id} currentRevisionId={env.currentRevision.id} />
       <ConfirmDialog
         open={confirmDelete}

@@ -174,6 +174,8 @@ export function sandbox(overrides: Partial<SandboxBody> = {}): SandboxBody {
     logicalId: null,
     durability: 'none',
     generation: 1,
+    source: 'cold',
+    forkedFromId: null,
     lastActivityAt: T0,
     createdAt: T0,
     updatedAt: T0,

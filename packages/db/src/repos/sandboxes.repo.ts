@@ -2,19 +2,20 @@ import {
   type FleetReservation,
   type Sandbox,
   type SandboxDesiredStatus,
+  type SandboxSource,
   type SandboxSpec,
   type SandboxStatus,
   sandboxMachine,
   withSpecDefaults,
 } from '@sandcast/core';
-import { and, desc, eq, inArray, isNotNull, ne } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNotNull, ne, notInArray } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
 import { sandboxes, sessions } from '../schema.ts';
 
 type Row = typeof sandboxes.$inferSelect;
 
-const toSandbox = (row: Row): Sandbox => ({
+export const toSandbox = (row: Row): Sandbox => ({
   id: row.id,
   environmentId: row.environmentId,
   environmentRevisionId: row.environmentRevisionId,
@@ -35,12 +36,15 @@ const toSandbox = (row: Row): Sandbox => ({
   lastActivityAt: row.lastActivityAt.toISOString(),
   createdByRole: row.createdByRole,
   createdByKeyId: row.createdByKeyId,
+  source: row.source,
+  pooled: row.pooled,
+  forkedFromId: row.forkedFromId,
   createdAt: row.createdAt.toISOString(),
   updatedAt: row.updatedAt.toISOString(),
 });
 
 export interface NewSandbox {
-  environmentId: string;
+  environmentId: string | null;
   environmentRevisionId: string;
   imageId: string | null;
   provider: string;
@@ -54,6 +58,11 @@ export interface NewSandbox {
   configOverrides?: Record<string, unknown> | undefined;
   createdByRole: string;
   createdByKeyId: string | null;
+  /** Default `cold`. */
+  source?: SandboxSource | undefined;
+  /** A warm-pool member (default false). */
+  pooled?: boolean | undefined;
+  forkedFromId?: string | null | undefined;
 }
 
 export interface SandboxPatch {
@@ -118,10 +127,11 @@ export function createSandboxesRepo(db: Db) {
         .orderBy(sandboxes.createdAt, sandboxes.id);
       return rows.map(toSandbox);
     },
-    /** Newest first; deleted ones are left out unless asked for. */
-    async list(options: { includeDeleted?: boolean; sessionId?: string } = {}): Promise<Sandbox[]> {
+    /** Newest first; deleted ones are left out unless asked for; `pooled` picks pool members or the others. */
+    async list(options: { includeDeleted?: boolean; sessionId?: string; pooled?: boolean } = {}): Promise<Sandbox[]> {
       const conditions = [];
       if (!options.includeDeleted) conditions.push(ne(sandboxes.status, 'deleted'));
+      if (options.pooled !== undefined) conditions.push(eq(sandboxes.pooled, options.pooled));
       if (options.sessionId !== undefined) conditions.push(eq(sandboxes.sessionId, options.sessionId));
       const rows = await db
         .select()
@@ -182,6 +192,14 @@ export function createSandboxesRepo(db: Db) {
         )
         .returning({ id: sandboxes.id });
       return rows.map((r) => r.id);
+    },
+    /** Sandboxes that hold compute or may soon (not deleted, failed or lost), pool members included. */
+    async countLive(): Promise<number> {
+      const [row] = await db
+        .select({ n: count() })
+        .from(sandboxes)
+        .where(notInArray(sandboxes.status, ['deleted', 'failed', 'lost']));
+      return Number(row?.n ?? 0);
     },
     /** Records an operation through Sandcast (the idle policy counts from it). */
     async touch(id: string, at: Date): Promise<void> {

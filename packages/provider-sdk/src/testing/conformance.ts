@@ -293,6 +293,48 @@ export function describeProviderConformance(options: ConformanceOptions): void {
       });
     });
 
+    describe('fork', () => {
+      test('a file written before the fork is in every fork; a write in one is seen nowhere else', async () => {
+        const { instanceId } = await createSandbox();
+        if (!provider.capabilities.fork) {
+          if (provider.fork) await expectProviderError(provider.fork(instanceId, [{ sandboxId: uniqueId('fork') }]), 'unsupported');
+          return;
+        }
+        expect(typeof provider.fork).toBe('function');
+        expect((await provider.exec(instanceId, { command: ['sh', '-c', 'echo before > shared.txt'] })).exitCode).toBe(0);
+        const targets = [{ sandboxId: uniqueId('fork') }, { sandboxId: uniqueId('fork') }];
+        const forks = await provider.fork!(instanceId, targets);
+        for (const fork of forks) cleanup.push(() => provider.destroy(fork.instanceId));
+        expect(forks).toHaveLength(2);
+        expect(new Set([instanceId, ...forks.map((f) => f.instanceId)]).size).toBe(3);
+        for (const fork of forks) {
+          expect((await provider.inspect(fork.instanceId)).status).toBe('running');
+          expect((await provider.exec(fork.instanceId, { command: ['cat', 'shared.txt'] })).stdout).toBe('before\n');
+        }
+        // Each fork is listed as its own sandbox's.
+        const listed = await provider.listInstances();
+        for (const [index, fork] of forks.entries())
+          expect(listed).toContainEqual({ instanceId: fork.instanceId, ownerId: targets[index]!.sandboxId, ownerKind: 'sandbox' });
+        const [first, second] = forks as [{ instanceId: string }, { instanceId: string }];
+        await provider.exec(first.instanceId, { command: ['sh', '-c', 'echo first > shared.txt; echo mine > only-first.txt'] });
+        await provider.exec(instanceId, { command: ['sh', '-c', 'echo source-after > after.txt'] });
+        const look = ['sh', '-c', 'cat shared.txt; [ -e only-first.txt ] && echo has-first; [ -e after.txt ] && echo has-after; true'];
+        expect((await provider.exec(instanceId, { command: look })).stdout).toBe('before\nhas-after\n');
+        expect((await provider.exec(second.instanceId, { command: look })).stdout).toBe('before\n');
+        expect((await provider.exec(first.instanceId, { command: look })).stdout).toBe('first\nhas-first\n');
+        // Destroying the source leaves the forks whole.
+        await provider.destroy(instanceId);
+        expect((await provider.exec(second.instanceId, { command: ['cat', 'shared.txt'] })).stdout).toBe('before\n');
+      });
+
+      test('fork of a missing instance is not_found', async (requires) => {
+        requires(provider.capabilities.fork === true, 'no fork capability (the refusal is checked above)');
+        const { instanceId } = await createSandbox();
+        await provider.destroy(instanceId);
+        await expectProviderError(provider.fork!(instanceId, [{ sandboxId: uniqueId('fork') }]), 'not_found');
+      });
+    });
+
     test('PTY: echoes input, resizes, reports exit', async () => {
       if (!provider.capabilities.pty) {
         const { instanceId } = await createSandbox();

@@ -15,7 +15,7 @@ import {
   withDeadline,
 } from './connection.ts';
 import { DEFAULT_DISK_MB, diskHostConfig, diskStopReason, isStorageOptUnsupported } from './disk-limit.ts';
-import { containerLabels, type OwnerKind } from './labels.ts';
+import { containerLabels, LABEL, type OwnerKind } from './labels.ts';
 
 /** A container resolved from an instance id, with the engine it lives on. */
 export interface ContainerHandle {
@@ -207,12 +207,19 @@ export async function inspectContainer(pool: EnginePool, instanceId: string, con
 
 /** Removes the container and its anonymous volumes; a container that is already gone is fine. */
 export async function removeContainer(pool: EnginePool, instanceId: string): Promise<void> {
-  const { container, engineUrl } = handleFor(pool, instanceId);
+  const { docker, container, engineUrl } = handleFor(pool, instanceId);
   try {
+    const info = await container.inspect().catch(() => null);
     await withDeadline(container.remove({ force: true, v: true }), ENGINE_CALL_DEADLINE_MS, {
       action: 'remove a sandbox container',
       engineUrl,
     });
+    // A fork's image goes with the last fork: the engine refuses while another container uses it.
+    if (info?.Config.Labels?.[LABEL.forkImage] === 'true')
+      await docker
+        .getImage(info.Image)
+        .remove()
+        .catch(() => undefined);
   } catch (error) {
     const status = statusOf(error);
     if (status === 404) return;

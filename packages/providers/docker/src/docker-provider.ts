@@ -19,6 +19,7 @@ import { createContainer, handleFor, inspectContainer, removeContainer, startSto
 import { createDiskWatchdog, DEFAULT_DISK_CHECK_INTERVAL_MS } from './disk-limit.ts';
 import { runExec, startExec } from './exec.ts';
 import { exportWorkspace, importWorkspace, readFile, workspaceHostPath, writeFile } from './files.ts';
+import { forkContainer } from './fork.ts';
 import { listCapturedImages, listManagedInstances } from './gc.ts';
 import { containerNetworkNamespace, openContainerPortStream } from './ports.ts';
 import { openPty } from './pty.ts';
@@ -115,6 +116,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     workspaceHostPath: (instanceId, path) => workspaceHostPath(handle(instanceId), path),
     exportWorkspace: (instanceId, path) => exportWorkspace(handle(instanceId), path),
     importWorkspace: (instanceId, tar, path) => importWorkspace(handle(instanceId), tar, path),
+    fork: (instanceId, targets) => forkContainer(pool, handle(instanceId), targets),
     destroy: (instanceId) => removeContainer(pool, instanceId),
     stop: (instanceId) => stopContainer(pool, instanceId),
     start: (instanceId) => startStoppedContainer(pool, instanceId),

@@ -25,6 +25,8 @@ export const LABEL = {
    * so two installations sharing one engine never remove each other's sandboxes.
    */
   installation: 'sandcast.installation',
+  /** On a fork's container: its image is the fork's commit, removed with the last fork using it. */
+  forkImage: 'sandcast.fork-image',
 } as const;
 
 export type OwnerKind = ManagedInstance['ownerKind'];

@@ -16,6 +16,8 @@ export const fakeConfigSchema = z.strictObject({
       failCreate: z.string().optional(),
       /** `captureTemplate` throws capture_failed with this message. */
       failCapture: z.string().optional(),
+      /** `fork` makes this many forks, then fails the next one with a backend error (and removes what it made). */
+      failForkAfter: z.number().int().min(0).max(16).optional(),
       /** `captureTemplate` waits this long first (to observe the capturing state). */
       captureDelayMs: z.number().int().min(0).max(600_000).optional(),
     })

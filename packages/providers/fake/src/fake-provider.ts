@@ -6,10 +6,12 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
+  type CreatedSandbox,
   collectExecOutput,
   type ExecProcess,
   type ExecRequest,
   type ExecResult,
+  type ForkTarget,
   type InstanceInfo,
   type ManagedInstance,
   ON_HOST_PROVIDER_CAPABILITIES,
@@ -272,6 +274,28 @@ export function createFakeProvider(options: FakeProviderOptions): FakeProvider {
     },
 
     destroy: destroyInstance,
+
+    /** Copies the source's directory once per fork (processes are not copied); all or nothing. */
+    fork: async (instanceId: string, targets: ForkTarget[]): Promise<CreatedSandbox[]> => {
+      requireCapability('fork', 'fork');
+      const meta = await runningMeta(instanceId);
+      const made: string[] = [];
+      try {
+        for (const target of targets) {
+          if (made.length === meta.config.simulate?.failForkAfter) throw error('backend', `simulated failure of fork ${made.length + 1}`);
+          const forkId = `fake-${randomUUID()}`;
+          await mkdir(instanceDir(forkId), { recursive: true });
+          await cp(fsRoot(instanceId), fsRoot(forkId), { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
+          made.push(forkId);
+          const forkMeta: InstanceMeta = { ...meta, ownerId: target.sandboxId, ownerKind: 'sandbox' };
+          await writeFile(path.join(instanceDir(forkId), 'meta.json'), JSON.stringify(forkMeta));
+        }
+      } catch (cause) {
+        for (const forkId of made) await destroyInstance(forkId);
+        throw cause;
+      }
+      return made.map((forkId) => ({ instanceId: forkId }));
+    },
 
     listInstances: async (): Promise<ManagedInstance[]> => {
       const names = await readdir(instancesDir).catch(() => [] as string[]);

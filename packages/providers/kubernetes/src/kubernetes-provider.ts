@@ -50,6 +50,8 @@ export function kubernetesCapabilities(captures: boolean): ProviderCapabilities 
     portForward: false,
     // Its exec socket does not take a stdin stream yet.
     duplexCommandStream: false,
+    // A pod's writable layer cannot be copied into new pods without a commit Job per fork.
+    fork: false,
     // A pod cannot be stopped; deleting it loses its root, so there is no honest stop/start.
     stopStart: false,
   };

@@ -2,13 +2,13 @@ import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TemplateRef } from '@sandcast/provider-sdk';
 import { localError } from './errors.ts';
+import { stackLayer } from './fork.ts';
 import { exists, removeTree } from './fs-util.ts';
 import type { ImageStore } from './image-store.ts';
 import type { ImageRecord, LayerRecord, ProgressListener } from './image-types.ts';
 import type { InstanceRecord, Instances } from './instances.ts';
 import { newId } from './layout.ts';
 import { runOk } from './proc.ts';
-import { squashLayers } from './squash.ts';
 
 /**
  * Freezes a setup sandbox into a new image. The setup's processes are stopped and its overlays
@@ -57,17 +57,9 @@ async function captureSetup(params: {
     await runOk('cp', ['-a', '--reflink=auto', '--', `${root!.dir}/.`, frozen]);
   }
   const layer = await store.adoptLayer(frozen);
-  let layers = [...record.layers, layer.id];
-  if (layers.length > params.maxLayers) {
-    // Keep the base, fold everything captured above it into one layer.
-    progress({ phase: 'squashing layers', fraction: 0.7 });
-    const dest = await store.stagingDir('squash');
-    await squashLayers(
-      layers.slice(1).map((id) => store.layerDir(id)),
-      dest,
-    );
-    layers = [layers[0]!, (await store.adoptLayer(dest)).id];
-  }
+  // Keep the base, fold everything captured above it into one layer when the chain is too deep.
+  if (record.layers.length + 1 > params.maxLayers) progress({ phase: 'squashing layers', fraction: 0.7 });
+  const layers = await stackLayer(store, record.layers, layer.id, params.maxLayers);
   const id = newId('img-');
   let name = `capture-${record.ownerId}`;
   if (await store.resolve(name)) name = `${name}-${id.slice(-6)}`;

@@ -26,6 +26,12 @@ export interface Cgroups {
    * them to exit; with `reaped`, also until their pids are released so the sandbox can fork again.
    */
   kill(instanceId: string, child: string | null, options?: { reaped?: boolean }): Promise<void>;
+  /**
+   * Freezes (true) or thaws (false) every process of the sandbox; a freeze resolves once the
+   * kernel reports the whole group frozen (bounded: a group that does not settle is thawed and
+   * the call throws).
+   */
+  freeze(instanceId: string, frozen: boolean): Promise<void>;
   /** Removes a child group if it is empty. */
   removeChild(instanceId: string, child: string): Promise<void>;
   /** Kills everything and removes the sandbox group. */
@@ -172,6 +178,17 @@ class CgroupsV1 implements Cgroups {
     await waitReaped(join(pids, 'pids.current'), async () => [join(pids, 'tasks')]);
   }
 
+  async freeze(instanceId: string, frozen: boolean): Promise<void> {
+    const state = join(this.roots.freezer, instanceId, 'freezer.state');
+    await writeFile(state, frozen ? 'FROZEN' : 'THAWED');
+    if (frozen)
+      await settle(
+        instanceId,
+        async () => (await readFile(state, 'utf8')).trim() === 'FROZEN',
+        () => this.freeze(instanceId, false),
+      );
+  }
+
   async removeChild(instanceId: string, child: string): Promise<void> {
     await rmdir(join(this.roots.freezer, instanceId, child)).catch(() => undefined);
   }
@@ -238,6 +255,17 @@ class CgroupsV2 implements Cgroups {
     );
   }
 
+  async freeze(instanceId: string, frozen: boolean): Promise<void> {
+    const dir = join(this.root, instanceId);
+    await writeFile(join(dir, 'cgroup.freeze'), frozen ? '1' : '0');
+    if (frozen)
+      await settle(
+        instanceId,
+        async () => /^frozen 1$/m.test(await readFile(join(dir, 'cgroup.events'), 'utf8')),
+        () => this.freeze(instanceId, false),
+      );
+  }
+
   async removeChild(instanceId: string, child: string): Promise<void> {
     await rmdir(join(this.root, instanceId, child)).catch(() => undefined);
   }
@@ -251,4 +279,14 @@ class CgroupsV2 implements Cgroups {
     const entries = await readdir(this.root, { withFileTypes: true }).catch(() => []);
     return entries.filter((e) => e.isDirectory()).map((e) => e.name);
   }
+}
+
+/** Waits (at most ~2 s) for a freeze to take; one that does not is undone and reported. */
+async function settle(instanceId: string, done: () => Promise<boolean>, undo: () => Promise<void>): Promise<void> {
+  for (let attempt = 0; attempt < 400; attempt++) {
+    if (await done()) return;
+    await sleep(5);
+  }
+  await undo();
+  throw new Error(`the processes of sandbox ${instanceId} did not freeze; try again`);
 }

@@ -6,12 +6,14 @@ import type { Readable } from 'node:stream';
 import {
   type Availability,
   type CaptureRequest,
+  type CreatedSandbox,
   type CreateSandboxRequest,
   collectExecOutput,
   type ExecProcess,
   type ExecRequest,
   type ExecResult,
   type FileChange,
+  type ForkTarget,
   type InstanceInfo,
   isProviderError,
   type ManagedInstance,
@@ -33,6 +35,7 @@ import { type Cgroups, detectCgroups } from './cgroups.ts';
 import { listUpperChanges } from './changes.ts';
 import { LOCAL_RUNTIME_KNOBS, type LocalConfig, localConfigSchema } from './config.ts';
 import { localError, PROVIDER_ID } from './errors.ts';
+import { forkInstance } from './fork.ts';
 import { removeTree } from './fs-util.ts';
 import { ImageStore } from './image-store.ts';
 import type { ImageRecord } from './image-types.ts';
@@ -470,6 +473,13 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         );
       }
       if (!started) throw localError('not_found', `sandbox ${instanceId} does not exist or its init is gone; create a new one`);
+    },
+
+    async fork(instanceId: string, targets: ForkTarget[]): Promise<CreatedSandbox[]> {
+      const record = await liveRecord(instanceId);
+      if (record.kind !== 'sandbox') throw localError('not_found', `${instanceId} is not a sandbox`);
+      const { cgroups, instances } = await ensureReady();
+      return forkInstance({ store, instances, cgroups, record, targets, maxLayers, layersDir: layout.layers });
     },
 
     async listInstances(): Promise<ManagedInstance[]> {

@@ -18,6 +18,8 @@ export interface SpecOptions {
   network?: string;
   allowHost?: string[];
   allowHostsClear?: boolean;
+  warmPoolSize?: string;
+  warmPoolMaxAge?: string;
 }
 
 /** The spec flags `env create` and `env update` share. */
@@ -46,7 +48,9 @@ export function addSpecOptions(command: Command): Command {
         'a host the allowlist lets sandboxes reach: example.com, or *.example.com for the names below it (repeatable; adds to the list; implies --network allowlist)',
       ).argParser(collect),
     )
-    .addOption(new Option('--allow-hosts-clear', 'start from an empty allowlist (then add with --allow-host)'));
+    .addOption(new Option('--allow-hosts-clear', 'start from an empty allowlist (then add with --allow-host)'))
+    .addOption(new Option('--warm-pool-size <n>', 'sandboxes kept booted ahead, ready to hand out (0-32; 0 = no pool)'))
+    .addOption(new Option('--warm-pool-max-age <seconds>', 'a pooled sandbox older than this is replaced (60-604800)'));
 }
 
 /** A whole number of seconds from a flag, or a usage error naming it. */
@@ -67,6 +71,14 @@ export function specFrom(options: SpecOptions, current?: EnvironmentBody['spec']
   if (options.durability !== undefined) spec.durability = options.durability as NonNullable<SandboxSpecInput['durability']>;
   if (options.bootstrapClear || options.bootstrap?.length) {
     spec.bootstrap = [...(options.bootstrapClear ? [] : (current?.bootstrap ?? [])), ...(options.bootstrap ?? [])];
+  }
+  if (options.warmPoolSize !== undefined || options.warmPoolMaxAge !== undefined) {
+    spec.warmPool = {};
+    if (options.warmPoolSize !== undefined) {
+      if (!/^\d+$/.test(options.warmPoolSize)) throw new UsageError(`--warm-pool-size takes a whole number, got "${options.warmPoolSize}"`);
+      spec.warmPool.size = Number(options.warmPoolSize);
+    }
+    if (options.warmPoolMaxAge !== undefined) spec.warmPool.maxAgeSeconds = parseSeconds('--warm-pool-max-age', options.warmPoolMaxAge);
   }
   if (options.idleAfter !== undefined || options.idleAction !== undefined) {
     spec.lifecycle = {};

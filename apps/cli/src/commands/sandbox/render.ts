@@ -1,4 +1,4 @@
-import type { SandboxBody } from '@sandcast/contracts';
+import { SANDBOX_SOURCE_LABELS, type SandboxBody } from '@sandcast/contracts';
 import { formatTime, table } from '../../format.ts';
 
 /** "image tpl_1" or "base" (the environment's provider configuration without a custom image). */
@@ -28,6 +28,7 @@ export function renderSandbox(sandbox: SandboxBody, environmentName?: string): s
     `revision:      ${sandbox.environmentRevisionId}`,
     `provider:      ${sandbox.provider}`,
     `booted from:   ${bootSource(sandbox)}`,
+    `source:        ${SANDBOX_SOURCE_LABELS[sandbox.source]}${sandbox.forkedFromId ? ` of ${sandbox.forkedFromId}` : ''}`,
     `durability:    ${sandbox.durability}`,
     `session:       ${sandbox.sessionId ?? '-'}`,
     `last activity: ${formatTime(sandbox.lastActivityAt)}`,
@@ -39,7 +40,7 @@ export function renderSandbox(sandbox: SandboxBody, environmentName?: string): s
 
 export function renderSandboxList(sandboxes: SandboxBody[], environmentNames: Map<string, string>): string {
   return table(
-    ['ID', 'STATUS', 'DESIRED', 'GEN', 'ENVIRONMENT', 'BOOTED FROM', 'SESSION', 'PROVIDER', 'CREATED'],
+    ['ID', 'STATUS', 'DESIRED', 'GEN', 'ENVIRONMENT', 'BOOTED FROM', 'SOURCE', 'SESSION', 'PROVIDER', 'CREATED'],
     sandboxes.map((s) => [
       s.id,
       s.status,
@@ -47,6 +48,7 @@ export function renderSandboxList(sandboxes: SandboxBody[], environmentNames: Ma
       String(s.generation),
       (s.environmentId && environmentNames.get(s.environmentId)) ?? s.environmentId ?? '-',
       bootSource(s),
+      SANDBOX_SOURCE_LABELS[s.source],
       s.sessionId ?? '-',
       s.provider,
       formatTime(s.createdAt),

@@ -1,7 +1,8 @@
-import { API_PATHS, CreateSandboxBodySchema, ExecBodySchema } from '@sandcast/contracts';
+import { API_PATHS, CreateSandboxBodySchema, ExecBodySchema, ForkSandboxBodySchema } from '@sandcast/contracts';
 import type { Sandbox } from '@sandcast/core';
 import type { FastifyInstance } from 'fastify';
 import type { EgressService } from '../../egress/egress.service.ts';
+import { FORK_NOTE } from '../../services/sandbox-fork.ts';
 import type { SandboxesService } from '../../services/sandboxes.service.ts';
 import { type RunningExecs, replyExec } from '../exec-reply.ts';
 import { presentSandbox } from '../present.ts';
@@ -28,6 +29,21 @@ export function registerSandboxRoutes(
 
   app.delete<{ Params: IdParams }>(API_PATHS.sandbox, { config: admin }, async (request) =>
     presentSandbox(await sandboxes.delete(request.params.id, request.principal!)),
+  );
+
+  // Agents fork sandboxes created with their own key (checked by the service).
+  app.post<{ Params: IdParams }>(
+    API_PATHS.sandboxFork,
+    { config: { access: 'agent', feature: 'environments' } },
+    async (request, reply) => {
+      const { count } = parse(ForkSandboxBodySchema, request.body);
+      const forks = await sandboxes.fork(request.params.id, count, request.principal!);
+      return reply.status(201).send({ sandboxes: forks.map((fork) => presentSandbox(fork)), processesCopied: false, note: FORK_NOTE });
+    },
+  );
+
+  app.get<{ Params: { environmentId: string } }>(API_PATHS.environmentWarmPool, { config: admin }, async (request) =>
+    sandboxes.pools.state(request.params.environmentId),
   );
 
   // Agents reach this one, for sandboxes created with their own key (checked by the service).

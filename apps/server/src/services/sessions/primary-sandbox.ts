@@ -111,6 +111,8 @@ export async function provisionSandbox(
   options: {
     countAsUse: boolean;
     activity: boolean;
+    /** A warm-pool member: nobody's until claimed. */
+    pooled?: boolean | undefined;
     /** Runs in the transaction that inserts the sandbox. */
     onInserted?: ((repos: Repositories, sandbox: Sandbox) => Promise<void>) | undefined;
   },
@@ -131,6 +133,7 @@ export async function provisionSandbox(
       configOverrides: plan.configOverrides,
       createdByRole: actor.role,
       createdByKeyId: actor.keyId,
+      pooled: options.pooled ?? false,
     });
     if (options.activity) {
       await recordActivity(repos, {

@@ -19,7 +19,6 @@ import type { SandboxesService } from '../sandboxes.service.ts';
 import type { SecretBox } from '../secrets.ts';
 import type { SettingsService } from '../settings.service.ts';
 import { planPrimarySandbox } from './pin-plan.ts';
-import { provisionSandbox } from './primary-sandbox.ts';
 
 export type SessionsService = ReturnType<typeof createSessionsService>;
 
@@ -117,6 +116,8 @@ export function createSessionsService(deps: {
                 resolution,
                 inserted.id,
               );
+        // A session whose sandbox could not be made is refused whole (a pool claim needs no room; the cold path checks again).
+        if (plan && (await repos.warmPools.members(plan.environmentId)).length === 0) await deps.sandboxes.requireRoom(repos, 1);
         await recordActivity(repos, {
           action: 'session.started',
           actor,
@@ -135,9 +136,7 @@ export function createSessionsService(deps: {
       });
       if (!session.plan) return session.session;
       try {
-        const sandbox = await provisionSandbox(deps, session.plan, actor, {
-          countAsUse: true,
-          activity: true,
+        const sandbox = await deps.sandboxes.provision(session.plan, actor, {
           onInserted: async (repos, sandbox) => {
             await repos.sessions.setPrimarySandbox(session.session.id, sandbox.id);
           },

@@ -1,4 +1,4 @@
-import { formatBytes, type SandboxBody } from '@sandcast/contracts';
+import { formatBytes, SANDBOX_SOURCE_LABELS, type SandboxBody } from '@sandcast/contracts';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Play, Square, Trash2 } from 'lucide-react';
 import { useState } from 'react';
@@ -103,6 +103,10 @@ export function SandboxCard({ sandbox, environmentName }: { sandbox: SandboxBody
             ) : (
               'the base configuration'
             )}
+          </span>
+          <span className="text-zinc-300" data-testid="sandbox-source">
+            <span className="text-zinc-400">Source</span> {SANDBOX_SOURCE_LABELS[sandbox.source]}
+            {sandbox.forkedFromId ? <span className="font-mono text-xs"> of {sandbox.forkedFromId}</span> : null}
           </span>
         </div>
       </header>

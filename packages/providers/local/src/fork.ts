@@ -1,0 +1,121 @@
+import { mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { CreatedSandbox, ForkTarget } from '@sandcast/provider-sdk';
+import type { Cgroups } from './cgroups.ts';
+import { localError } from './errors.ts';
+import { removeTree } from './fs-util.ts';
+import type { ImageStore } from './image-store.ts';
+import type { ImageRecord } from './image-types.ts';
+import type { InstanceRecord, Instances } from './instances.ts';
+import { newId } from './layout.ts';
+import { runOk } from './proc.ts';
+import { squashLayers } from './squash.ts';
+
+/**
+ * The layers an image made of `layers` plus one more on top has: the base kept, everything above
+ * it folded into one layer once the chain is deeper than `maxLayers` (overlayfs has a depth limit,
+ * and every layer costs a lookup). Shared by capture and fork.
+ */
+export async function stackLayer(store: ImageStore, layers: string[], layerId: string, maxLayers: number): Promise<string[]> {
+  const stacked = [...layers, layerId];
+  if (stacked.length <= maxLayers) return stacked;
+  const dest = await store.stagingDir('squash');
+  await squashLayers(
+    stacked.slice(1).map((id) => store.layerDir(id)),
+    dest,
+  );
+  return [stacked[0]!, (await store.adoptLayer(dest)).id];
+}
+
+/**
+ * Copies a running sandbox's upper dirs into a new immutable layer while its processes are
+ * frozen (cgroup freezer), then thaws it. The source keeps running over its own upper: a mounted
+ * overlay's layers cannot be swapped under live processes, so stacking the upper itself is not
+ * possible here, and hard links would let the source's later in-place writes show through in
+ * the forks. The copy is `cp -a --reflink=auto` (a clone where the filesystem offers it): its
+ * cost follows what the sandbox changed over its image, paid once for all the forks.
+ */
+async function freezeUpper(params: { store: ImageStore; instances: Instances; cgroups: Cgroups; record: InstanceRecord }): Promise<string> {
+  const { store, instances, cgroups, record } = params;
+  const staging = await store.stagingDir('fork');
+  await cgroups.freeze(record.id, true);
+  try {
+    const [root, ...hostUppers] = instances.upperDirs(record);
+    // -a keeps owners, modes, hard links, xattrs (overlay's opaque marks) and whiteout devices.
+    await runOk('cp', ['-a', '--reflink=auto', '--', `${root!.dir}/.`, staging]);
+    for (const host of hostUppers) {
+      const entries = await readdir(host.dir).catch(() => []);
+      if (entries.length === 0) continue;
+      const target = join(staging, host.sandboxPath);
+      await mkdir(target, { recursive: true });
+      // What the host dir's upper holds wins over whatever the root upper has at the same path.
+      for (const entry of entries) await removeTree(join(target, entry));
+      await runOk('cp', ['-a', '--reflink=auto', '--', `${host.dir}/.`, target]);
+    }
+  } catch (error) {
+    await removeTree(staging).catch(() => undefined);
+    throw error;
+  } finally {
+    await cgroups.freeze(record.id, false);
+  }
+  return (await store.adoptLayer(staging)).id;
+}
+
+/**
+ * Forks a running sandbox: one frozen copy of its upper dirs becomes a read-only layer that every
+ * fork stacks on the source's layers, each fork with an empty upper of its own. All or nothing:
+ * when a fork cannot start, the ones started are torn down before the error is thrown. The layer
+ * is kept while a fork uses it (live instances' layers are never collected).
+ */
+export async function forkInstance(params: {
+  store: ImageStore;
+  instances: Instances;
+  cgroups: Cgroups;
+  record: InstanceRecord;
+  targets: ForkTarget[];
+  maxLayers: number;
+  layersDir: string;
+}): Promise<CreatedSandbox[]> {
+  try {
+    return (await forkRecords(params)).map((fork) => ({ instanceId: fork.id }));
+  } catch (error) {
+    throw localError(
+      'backend',
+      `forking sandbox ${params.record.id} failed: ${error instanceof Error ? error.message : String(error)}`,
+      error,
+    );
+  }
+}
+
+async function forkRecords(params: Parameters<typeof forkInstance>[0]): Promise<InstanceRecord[]> {
+  const { store, record } = params;
+  const layerId = await freezeUpper(params);
+  const image: ImageRecord = {
+    id: record.imageId,
+    name: `fork-of-${record.ownerId}`,
+    layers: await stackLayer(store, record.layers, layerId, params.maxLayers),
+    hostDirs: record.hostDirs,
+    config: record.imageConfig,
+    origin: 'capture',
+    parentId: record.imageId,
+    createdAt: new Date().toISOString(),
+  };
+  const startFork = (target: ForkTarget) =>
+    params.instances.start({
+      id: newId('sbx-'),
+      kind: 'sandbox',
+      ownerId: target.sandboxId,
+      environmentId: record.environmentId,
+      image,
+      config: record.config,
+      layersDir: params.layersDir,
+    });
+  const outcomes = await Promise.allSettled(params.targets.map(startFork));
+  const started = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failed) {
+    for (const fork of started) await params.instances.teardown(fork.id).catch(() => undefined);
+    throw failed.reason;
+  }
+  return started;
+}
