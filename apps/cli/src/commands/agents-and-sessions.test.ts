@@ -23,6 +23,18 @@ const environment = {
   createdAt: at,
   updatedAt: at,
 };
+const checkpoint = {
+  id: `ckp_${'a'.repeat(32)}`,
+  generation: 1,
+  trigger: 'manual',
+  storedBytes: 1536,
+  totalBytes: 4096,
+  fileCount: 3,
+  changedPaths: 2,
+  createdAt: at,
+  attachedAt: at,
+  current: true,
+};
 const revisions = [2, 1].map((n) => ({
   id: `rev_${n}`,
   number: n,
@@ -99,6 +111,19 @@ describe('agent, session and key commands send what the flags say', () => {
           {
             status: 200,
           },
+        );
+      if (route === 'POST /api/sessions/ses_2/exec')
+        return new Response(
+          `${JSON.stringify({ type: 'exit', exitCode: 0, timedOut: false, durationMs: 1, truncated: { stdout: false, stderr: false }, totalBytes: { stdout: 0, stderr: 0 }, recovered: { fromGeneration: 1, toGeneration: 2, checkpointId: 'ckp_1', processStateLost: true } })}\n`,
+          { status: 200 },
+        );
+      if (route === 'GET /api/sessions/ses_1/sandbox/checkpoints')
+        return answer({ checkpoints: [checkpoint], currentCheckpointId: checkpoint.id, retention: 20 });
+      if (route === 'POST /api/sessions/ses_1/sandbox/checkpoints') return answer({ checkpoint });
+      if (route === `POST /api/sessions/ses_1/sandbox/checkpoints/${checkpoint.id}/restore`)
+        return new Response(
+          `${JSON.stringify({ type: 'progress', phase: 'restoring 3 files' })}\n${JSON.stringify({ type: 'done', result: { checkpoint } })}\n`,
+          { status: 200 },
         );
       if (route === 'POST /api/sandboxes/sbx_1/stop' || route === 'POST /api/sandboxes/sbx_1/start')
         return answer({
@@ -212,6 +237,33 @@ describe('agent, session and key commands send what the flags say', () => {
     await run('session', 'exec', 'ses_1', '--', 'sh', '-c', 'exit 5');
     expect(writes()).toEqual([{ method: 'POST', path: '/api/sessions/ses_1/exec', body: { command: ['sh', '-c', 'exit 5'] } }]);
     expect(process.exitCode).toBe(5);
+  });
+
+  it('session exec says on stderr when the compute was replaced first', async () => {
+    let err = '';
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      err += String(chunk);
+      return true;
+    });
+    await run('session', 'exec', 'ses_2', '--', 'true');
+    expect(err).toContain('compute was lost and replaced (generation 1 → 2, its workspace restored from checkpoint ckp_1)');
+    expect(process.exitCode).toBe(0);
+  });
+
+  it('session checkpoint, checkpoints and restore', async () => {
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    await run('session', 'checkpoints', 'ses_1');
+    expect(out).toContain(checkpoint.id);
+    expect(out).toContain('1.5 KiB');
+    expect(out).toContain('current');
+    await run('session', 'checkpoint', 'ses_1');
+    expect(out).toContain('2 changed paths, 1.5 KiB stored');
+    await run('session', 'restore', 'ses_1', checkpoint.id);
+    expect(out).toContain(`workspace restored to checkpoint ${checkpoint.id}`);
+    expect(writes().map((w) => w.path)).toEqual([
+      '/api/sessions/ses_1/sandbox/checkpoints',
+      `/api/sessions/ses_1/sandbox/checkpoints/${checkpoint.id}/restore`,
+    ]);
   });
 
   it('sandbox stop and start ask for the state and show desired against observed', async () => {
