@@ -13,7 +13,7 @@ export const GATEWAY = '/run/sandcast/bin/sandcast-gateway';
 /** The credential of the loopback upstream: it must reach the upstream and never the sandbox. */
 export const UPSTREAM_SECRET = `upstream-secret-${randomInt(1e9)}`;
 
-export interface Hooks {
+interface Hooks {
   command?: (command: string[]) => string[];
   gatewayNonce?: (nonce: string) => string;
   onReady?: (cut: () => void) => void;

@@ -16,7 +16,7 @@ import type { ExecChunk, ExecProcess, SandboxProvider } from '@sandcast/provider
 const LONG_LIVED_MS = 2 ** 31 - 1;
 
 /** Test hooks to force each handshake failure on a real gateway; never set in production. */
-export interface DuplexTestHooks {
+interface DuplexTestHooks {
   /** Rewrites the gateway's command line (a banner before it, a command that never answers). */
   command?: ((command: string[]) => string[]) | undefined;
   /** The nonce the gateway is started with, when it should differ from the one expected. */

@@ -41,7 +41,7 @@ const sessionRoute = (method: string, path: string) => `${method} ${path.replace
  * The Sandcast routes a sandbox reaches through its bridge: the tools of its own session (exec,
  * files, reading the session). Any other route, another session's included, answers 403.
  */
-export const SESSION_BRIDGE_ROUTES: readonly string[] = [
+const SESSION_BRIDGE_ROUTES: readonly string[] = [
   sessionRoute('GET', API_PATHS.session),
   sessionRoute('POST', API_PATHS.sessionExec),
   sessionRoute('GET', API_PATHS.sessionFiles),
@@ -64,8 +64,13 @@ const bearer = (value: string | undefined): string | null => /^Bearer\s+(\S+)$/i
 /** Response headers of either target, as strings. */
 function headerStrings(headers: InjectAnswer['headers'] | Headers): Record<string, string> {
   const out: Record<string, string> = {};
-  if (headers instanceof Headers) headers.forEach((value, name) => (out[name] = value));
-  else for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = [value].flat().join(', ');
+  const entries: [string, string | string[] | number | undefined][] = [];
+  if (headers instanceof Headers) {
+    headers.forEach((value, name) => {
+      entries.push([name, value]);
+    });
+  } else entries.push(...Object.entries(headers));
+  for (const [name, value] of entries) if (value !== undefined) out[name] = [value].flat().join(', ');
   return sanitizeResponseHeaders(out);
 }
 

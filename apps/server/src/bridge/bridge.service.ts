@@ -236,7 +236,7 @@ export function createBridgeService(deps: {
     // The file bridge's gateway runs in the background; a sandbox that is going away takes it along.
     await run.provider
       .exec(run.instanceId, {
-        command: ['/bin/sh', '-c', 'kill "$(cat /run/sandcast-bridge/gateway.pid)" 2>/dev/null; true'],
+        command: ['/bin/sh', '-c', `kill "$(cat ${DEFAULT_SPOOL_DIR}/gateway.pid)" 2>/dev/null; true`],
         timeoutMs: 5000,
       })
       .catch(() => undefined);
@@ -277,4 +277,3 @@ export function createBridgeService(deps: {
   };
 }
 
-export type BridgeService = ReturnType<typeof createBridgeService>;
