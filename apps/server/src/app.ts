@@ -1,5 +1,4 @@
 import type { Writable } from 'node:stream';
-import type { BridgeMetricsRecorder } from '@sandcast/bridge';
 import type { RouteAccess } from '@sandcast/core';
 import { SandcastError } from '@sandcast/core';
 import type { Store } from '@sandcast/db';
