@@ -9,7 +9,7 @@
  *
  * sandcast-port-relay --listen <netns path> <port> <unix socket path>
  *
- * The other direction (the egress proxy, docs/decisions/0022-egress-proxy.md): joins the network
+ * The other direction (the egress proxy, docs/decisions/0027-egress-proxy.md): joins the network
  * namespace, listens on 127.0.0.1:<port> there, writes '+' on stdout once listening, and relays
  * each accepted connection to the unix socket at <unix socket path> — a path in the host's
  * filesystem, which the relay still sees because it entered no mount namespace. One child per

@@ -98,7 +98,7 @@ export interface NamespacedListener {
 /**
  * Listens on 127.0.0.1:`port` inside the network namespace at `netnsPath` and relays each
  * connection to the unix socket `socketPath` on the host (the egress proxy's way in,
- * docs/decisions/0022-egress-proxy.md). The sandbox gets a loopback port and nothing else: the
+ * docs/decisions/0027-egress-proxy.md). The sandbox gets a loopback port and nothing else: the
  * relay joins only its network namespace, the socket is a path in the host's filesystem. Needs
  * the static relay (gcc to build it); a sandbox sharing the host's network is refused.
  */

@@ -75,7 +75,7 @@ const QUEUE_BIND_ATTEMPTS = 3;
  * reason before a request is sent, issues the sandbox's bridge token, and forwards what comes out
  * through the allowlisted forwarder. Turning the setting off closes open duplex channels: their
  * requests in flight are answered (unsafe 504 `indeterminate`, safe 503 `bridge_closed`) and the
- * sandbox goes on over the file bridge on the same URL (docs/decisions/0022-bridge-kill-switch-and-indeterminate-outcomes.md).
+ * sandbox goes on over the file bridge on the same URL (docs/decisions/0024-bridge-kill-switch-and-indeterminate-outcomes.md).
  */
 export function createBridgeService(deps: {
   providers: ProviderRegistry;

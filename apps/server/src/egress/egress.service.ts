@@ -60,7 +60,7 @@ export type EgressHooks = Pick<EgressService, 'attach' | 'detach'>;
 
 /**
  * Puts the egress proxy on the loopback of sandboxes whose containment allows egress, and takes
- * it away (docs/decisions/0022-egress-proxy.md): per sandbox a unix socket on the host answered by
+ * it away (docs/decisions/0027-egress-proxy.md): per sandbox a unix socket on the host answered by
  * the proxy, and a relay in the sandbox's network namespace listening on 127.0.0.1:3128. Keyed by
  * provider instance id, since that is what exec and PTY calls name.
  */

@@ -126,7 +126,7 @@ export function createSandboxesService(deps: {
       });
     }
     // An operation through Sandcast is activity: the idle policy counts from the last one. The
-    // touch does not gate the command (ADR 0022): it runs beside it and is awaited before the answer.
+    // touch does not gate the command (ADR 0028): it runs beside it and is awaited before the answer.
     const touched = store.repos.sandboxes.touch(sandbox.id, clock.now());
     touched.catch(() => undefined);
     try {
