@@ -176,6 +176,20 @@ for (const provider of PROVIDERS) {
       await t.client.sessions.end(on.session.id);
     });
 
+    it('a stopped sandbox loses its bridge and gets it back when it starts again', async () => {
+      const t = server();
+      const { session, sandboxId, status } = await startSession();
+      expect(status?.transport).toBe('duplex_v1');
+      const stopped = await t.client.sessions.stopSandbox(session.id);
+      expect(stopped.status).toBe('stopped');
+      expect(t.server.services.bridges.status(sandboxId)).toBeNull();
+      await t.client.sessions.startSandbox(session.id);
+      // The new gateway and token reach the commands the server runs there.
+      await callUntilOk(session.id, `/api/sessions/${session.id}`);
+      expect(t.server.services.bridges.status(sandboxId)).toMatchObject({ transport: 'duplex_v1' });
+      await t.client.sessions.end(session.id);
+    });
+
     it('a stream cut mid-request: the unsafe request answers 504 indeterminate inside and its side effect happens once', async () => {
       const t = server();
       let cut: () => void = () => undefined;

@@ -292,10 +292,11 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger, metrics: Metrics,
     log,
     clock: deps.clock,
     closePorts: async (sandboxId) => {
-      await bridges.stop(sandboxId);
+      await bridges.forget(sandboxId);
       await ports.closeAllOf({ kind: 'sandbox', id: sandboxId });
     },
     egress,
+    bridge: bridges,
     checkpointBeforeIdleStop: (sandbox, actor) => checkpoints.take(sandbox, 'idle', actor),
   });
   const recovery = createSandboxRecovery({
@@ -305,6 +306,8 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger, metrics: Metrics,
     lifecycle: sandboxLifecycle,
     checkpoints,
     log,
+    egress,
+    bridge: bridges,
   });
   const terminalHub = createTerminalHub({
     providers,

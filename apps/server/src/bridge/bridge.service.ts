@@ -242,21 +242,40 @@ export function createBridgeService(deps: {
       .catch(() => undefined);
   };
 
+  /** Who each bridged sandbox's bridge speaks for, kept across a stop so a start or a recovery can bring it back. */
+  const targets = new Map<string, BridgeTarget>();
+
+  const begin = (target: BridgeTarget): Promise<BridgeStatus> => {
+    targets.set(target.sandboxId, target);
+    const pending = (async () => {
+      await stop(target.sandboxId);
+      return start(target);
+    })();
+    starting.set(target.sandboxId, pending);
+    void pending
+      .finally(() => {
+        if (starting.get(target.sandboxId) === pending) starting.delete(target.sandboxId);
+      })
+      .catch(() => undefined);
+    return pending;
+  };
+
   return {
     tickets,
     /** Starts (or restarts) the bridge of a sandbox; resolves once requests can flow. */
-    start(target: BridgeTarget): Promise<BridgeStatus> {
-      const pending = (async () => {
-        await stop(target.sandboxId);
-        return start(target);
-      })();
-      starting.set(target.sandboxId, pending);
-      void pending
-        .finally(() => {
-          if (starting.get(target.sandboxId) === pending) starting.delete(target.sandboxId);
-        })
-        .catch(() => undefined);
-      return pending;
+    start: begin,
+    /**
+     * The sandbox runs on `instanceId` now (started again, or recovered onto new compute): a bridge
+     * it had comes back there, for the same session and principal. Null when it never had one.
+     */
+    resume(sandboxId: string, instanceId: string): Promise<BridgeStatus> | null {
+      const target = targets.get(sandboxId);
+      return target ? begin({ ...target, instanceId }) : null;
+    },
+    /** The sandbox is gone for good: its bridge stops and is not brought back. */
+    async forget(sandboxId: string): Promise<void> {
+      targets.delete(sandboxId);
+      await stop(sandboxId);
     },
     stop,
     status: (sandboxId: string): BridgeStatus | null => running.get(sandboxId)?.status ?? null,

@@ -52,6 +52,12 @@ export type SandboxLifecycle = ReturnType<typeof createSandboxLifecycle>;
  * reconciler calls `step` for each sandbox on each pass; the manual path (`converge`) calls the
  * same step until nothing is left to do.
  */
+/** What the lifecycle asks of the host bridge (apps/server/src/bridge). */
+export interface BridgeHooks {
+  stop(sandboxId: string): Promise<void>;
+  resume(sandboxId: string, instanceId: string): Promise<unknown> | null;
+}
+
 export function createSandboxLifecycle(deps: {
   store: Store;
   providers: ProviderRegistry;
@@ -65,6 +71,8 @@ export function createSandboxLifecycle(deps: {
   checkpointBeforeIdleStop?: ((sandbox: Sandbox, actor: Principal) => Promise<unknown>) | undefined;
   /** Puts the egress proxy on a running sandbox's loopback (as its containment says) and takes it away. */
   egress?: EgressHooks | undefined;
+  /** The host bridge of a sandbox: it ends with a stop and comes back with a start (src/bridge). */
+  bridge?: BridgeHooks | undefined;
 }) {
   const { store } = deps;
   const clock = deps.clock ?? systemClock;
@@ -174,6 +182,7 @@ export function createSandboxLifecycle(deps: {
 
   const stop = async (sandbox: Sandbox, provider: SandboxProvider, options: StepOptions, idle: boolean): Promise<StepOutcome> => {
     try {
+      await deps.bridge?.stop(sandbox.id);
       await detachEgress(sandbox);
       await call(provider, provider.stop!(sandbox.providerInstanceId!), 'stop');
     } catch (error) {
@@ -214,6 +223,10 @@ export function createSandboxLifecycle(deps: {
       await call(provider, provider.start!(sandbox.providerInstanceId!), 'start');
       // A start is a new network namespace: the proxy follows it before the sandbox is running.
       await attachEgress(sandbox, provider);
+      // The bridge comes back in the background; commands wait for it through their env.
+      deps.bridge
+        ?.resume(sandbox.id, sandbox.providerInstanceId!)
+        ?.catch((err: unknown) => deps.log.warn({ err, sandboxId: sandbox.id }, 'the sandbox bridge could not start again'));
     } catch (error) {
       const lost = isProviderError(error) && error.code === 'not_found';
       const reason = error instanceof Error ? error.message : String(error);

@@ -4,12 +4,13 @@ import type { Store } from '@sandcast/db';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CheckpointsService } from '../checkpoints/checkpoints.service.ts';
 import { ensureWorkspace } from '../checkpoints/workspace-dir.ts';
+import type { EgressHooks } from '../egress/egress.service.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import { recordActivity } from './activity.service.ts';
 import { openConfig } from './config-secrets.ts';
 import { templateRefOf } from './custom-images/template-ref.ts';
 import { requireRegisteredProvider } from './environment-context.ts';
-import type { SandboxLifecycle } from './sandbox-lifecycle.ts';
+import type { BridgeHooks, SandboxLifecycle } from './sandbox-lifecycle.ts';
 import type { SecretBox } from './secrets.ts';
 import { runBootstrap } from './sessions/primary-sandbox.ts';
 
@@ -44,6 +45,10 @@ export function createSandboxRecovery(deps: {
   lifecycle: SandboxLifecycle;
   checkpoints: CheckpointsService;
   log: FastifyBaseLogger;
+  /** The replacement gets the egress proxy its containment calls for, before bootstrap runs. */
+  egress?: EgressHooks | undefined;
+  /** The replacement gets back the host bridge the lost compute had. */
+  bridge?: BridgeHooks | undefined;
   /** How long to wait for another server's recovery; default 10 minutes. */
   waitTimeoutMs?: number | undefined;
   pollMs?: number | undefined;
@@ -100,6 +105,7 @@ export function createSandboxRecovery(deps: {
     let failure: string | null = null;
     try {
       await ensureWorkspace(provider, instanceId, fenced.spec.workspacePath);
+      await deps.egress?.attach({ kind: 'sandbox', id: fenced.id }, provider, instanceId, fenced.spec.containment);
       if (checkpoint) await deps.checkpoints.restoreOnto(fenced, provider, instanceId, fenced.spec.workspacePath, checkpoint);
       failure = await runBootstrap(provider, fenced.spec, instanceId, { prepareWorkspace: false });
     } catch (error) {
@@ -136,6 +142,9 @@ export function createSandboxRecovery(deps: {
       return updated;
     });
     if (!running) throw new SandcastError('conflict', `sandbox ${fenced.id} changed while it was being recovered; try again`);
+    deps.bridge
+      ?.resume(fenced.id, instanceId)
+      ?.catch((err: unknown) => deps.log.warn({ err, sandboxId: fenced.id }, 'the sandbox bridge could not start on the new compute'));
     return recovered;
   };
 
