@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from './connect.ts';
 import { isUniqueViolation } from './errors.ts';
-import { createRepositories, type Repositories } from './store.ts';
+import type { Repositories } from './store.ts';
+import { useEnvironmentFixture } from './testing/fixtures.ts';
 import { testDatabases } from './testing/test-databases.ts';
 
 const policy = (revisionId: string) => ({
@@ -13,31 +14,16 @@ const policy = (revisionId: string) => ({
 
 for (const database of testDatabases()) {
   describe.skipIf(database.skipReason !== null)(`agents, sessions, leases and sandbox fencing [${database.kind}]`, () => {
+    const fixture = useEnvironmentFixture(database, 'base');
     let raw: Database;
     let repos: Repositories;
     let revisionId: string;
-    let environmentId: string;
-
-    beforeAll(async () => {
-      raw = await database.openDatabase();
-      repos = createRepositories(raw.db);
-      const env = await repos.environments.insert({ name: 'base', provider: 'fake', config: {} });
-      revisionId = env.currentRevision.id;
-      environmentId = env.id;
+    beforeAll(() => {
+      raw = fixture.raw();
+      repos = fixture.repos();
+      revisionId = fixture.revisionId();
     });
-    afterAll(async () => {
-      await raw?.close();
-    });
-
-    const newSandbox = () =>
-      repos.sandboxes.insert({
-        environmentId,
-        environmentRevisionId: revisionId,
-        imageId: null,
-        provider: 'fake',
-        createdByRole: 'admin',
-        createdByKeyId: null,
-      });
+    const newSandbox = fixture.newSandbox;
 
     describe('agents', () => {
       it('inserts version 1, refuses a duplicate name, makes version N+1 for a policy change only', async () => {

@@ -1,36 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from './connect.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { NewCheckpoint } from './repos/checkpoints.repo.ts';
-import { createRepositories, type Repositories } from './store.ts';
+import type { Repositories } from './store.ts';
+import { useEnvironmentFixture } from './testing/fixtures.ts';
 import { testDatabases } from './testing/test-databases.ts';
 
 for (const database of testDatabases()) {
   describe.skipIf(database.skipReason !== null)(`checkpoints and blob reference counts [${database.kind}]`, () => {
-    let raw: Database;
+    const fixture = useEnvironmentFixture(database, 'ckpt');
     let repos: Repositories;
-    let revisionId: string;
-    let environmentId: string;
-
-    beforeAll(async () => {
-      raw = await database.openDatabase();
-      repos = createRepositories(raw.db);
-      const env = await repos.environments.insert({ name: 'ckpt', provider: 'fake', config: {} });
-      revisionId = env.currentRevision.id;
-      environmentId = env.id;
+    beforeAll(() => {
+      repos = fixture.repos();
     });
-    afterAll(async () => {
-      await raw?.close();
-    });
-
-    const newSandbox = () =>
-      repos.sandboxes.insert({
-        environmentId,
-        environmentRevisionId: revisionId,
-        imageId: null,
-        provider: 'fake',
-        createdByRole: 'admin',
-        createdByKeyId: null,
-      });
+    const newSandbox = fixture.newSandbox;
 
     const checkpointOf = (sandboxId: string, generation: number, digests: string[]): NewCheckpoint => ({
       sandboxId,
