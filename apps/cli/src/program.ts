@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerAgent } from './commands/agent/index.ts';
+import { registerBridge } from './commands/bridge/index.ts';
 import { registerConnection } from './commands/connection/index.ts';
 import { registerEnv } from './commands/env/index.ts';
 import { registerFleet } from './commands/fleet/index.ts';
@@ -34,6 +35,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     registerTargets,
     registerKeys,
     registerConnection,
+    registerBridge,
   ])
     register(program);
   return program;

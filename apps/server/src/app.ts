@@ -26,6 +26,7 @@ import { registerAgentRoutes } from './http/routes/agents.routes.ts';
 import { registerApiDocsRoutes } from './http/routes/api-docs.routes.ts';
 import { registerAuthSessionRoutes } from './http/routes/auth-session.routes.ts';
 import { registerBaseImageRoutes } from './http/routes/base-images.routes.ts';
+import { registerBridgeUpstreamRoutes } from './http/routes/bridge-upstreams.routes.ts';
 import { registerCheckpointRoutes } from './http/routes/checkpoints.routes.ts';
 import { registerConnectionRoutes } from './http/routes/connections.routes.ts';
 import { registerCustomImageRoutes } from './http/routes/custom-images.routes.ts';
@@ -50,6 +51,7 @@ import type { ProviderRegistry } from './providers/provider-registry.ts';
 import { createAgentsService } from './services/agents.service.ts';
 import { createApiKeysService } from './services/api-keys.service.ts';
 import { createBaseImagesService } from './services/base-images.service.ts';
+import { createBridgeUpstreamsService } from './services/bridge-upstreams.service.ts';
 import { createConnectionsService } from './services/connections.service.ts';
 import { createCustomImagesService } from './services/custom-images/custom-images.service.ts';
 import { SetupEvents } from './services/custom-images/setup-events.ts';
@@ -166,6 +168,7 @@ export function buildApp(deps: AppDeps): { app: FastifyInstance; services: AppSe
   registerEnvironmentRoutes(app, services);
   registerTargetRoutes(app, deps);
   registerConnectionRoutes(app, services);
+  registerBridgeUpstreamRoutes(app, services);
   registerActivityRoutes(app, deps);
   registerKeyRoutes(app, services);
   const runningExecs: RunningExecs = new Set();
@@ -228,11 +231,13 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger, metrics: Metrics,
   });
   // Every exec and PTY of a sandbox with egress gets the proxy variables, whoever calls.
   const providers = withEgressEnv(deps.providers, egress);
+  const bridgeUpstreams = createBridgeUpstreamsService({ store, secrets: deps.secrets });
   const bridges = createBridgeService({
     providers,
     settings,
     inject: bridge.inject,
-    upstreams: deps.bridge?.upstreams ?? (async () => []),
+    // The configured upstreams unless the caller supplies its own (tests do).
+    upstreams: deps.bridge?.upstreams ?? (() => bridgeUpstreams.resolved()),
     log,
     recorder: metrics.bridge,
     options: deps.bridge?.options,
@@ -349,6 +354,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger, metrics: Metrics,
     egress,
     checkpoints,
     bridges,
+    bridgeUpstreams,
     listening,
     portHosts,
     portConnections,

@@ -42,6 +42,7 @@ import {
 } from '@sandcast/contracts';
 import { z } from 'zod';
 import { baseImagesApi } from './base-images.ts';
+import { bridgeUpstreamsApi } from './bridge-upstreams.ts';
 import { connectionsApi } from './connections.ts';
 import { apiErrorFromAnswer, SandcastApiError, SandcastConnectionError } from './errors.ts';
 import { ExecStream } from './exec-stream.ts';
@@ -166,6 +167,8 @@ export class SandcastClient {
 
   /** Provider connections: the accounts connected providers (Daytona) run sandboxes in. */
   readonly connections = connectionsApi(this);
+  /** The host bridge's upstreams: services sandboxes reach with a credential added on the host. */
+  readonly bridgeUpstreams = bridgeUpstreamsApi(this);
 
   /** Sessions and their primary sandbox's tools. */
   readonly sessions = sessionsApi(this);

@@ -22,6 +22,13 @@ export {
   ImageOperationLineSchema,
   ImportBaseImageQuerySchema,
 } from './base-images.ts';
+export type { BridgeUpstreamBody, PutBridgeUpstreamBody } from './bridge-upstreams.ts';
+export {
+  BridgeUpstreamListSchema,
+  BridgeUpstreamNameSchema,
+  BridgeUpstreamSchema,
+  PutBridgeUpstreamBodySchema,
+} from './bridge-upstreams.ts';
 export type { CheckpointBody, RestoreCheckpointAnswer, RestoreOperationLine, SandboxRecovered } from './checkpoints.ts';
 export {
   CheckpointAnswerSchema,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ActivityListSchema, ActivityQuerySchema } from './activity.ts';
 import { AuthSessionSchema, LoginBodySchema, LogoutAnswerSchema } from './auth.ts';
 import { BaseImageListSchema, BuildBaseImageBodySchema, ImageOperationLineSchema, ImportBaseImageQuerySchema } from './base-images.ts';
+import { BridgeUpstreamListSchema, BridgeUpstreamSchema, PutBridgeUpstreamBodySchema } from './bridge-upstreams.ts';
 import {
   ConnectionListSchema,
   ConnectionSchema,
@@ -236,6 +237,28 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     tag: 'environments',
     summary: 'Delete a provider connection no environment uses',
     answer: ConnectionSchema,
+  },
+  {
+    method: 'GET',
+    path: API_PATHS.bridgeUpstreams,
+    tag: 'settings',
+    summary: "The host bridge's upstreams (their credentials never answered)",
+    answer: BridgeUpstreamListSchema,
+  },
+  {
+    method: 'PUT',
+    path: API_PATHS.bridgeUpstream,
+    tag: 'settings',
+    summary: 'Create or replace a bridge upstream (its credential is write-only; left out, the stored one stays)',
+    body: PutBridgeUpstreamBodySchema,
+    answer: BridgeUpstreamSchema,
+  },
+  {
+    method: 'DELETE',
+    path: API_PATHS.bridgeUpstream,
+    tag: 'settings',
+    summary: 'Delete a bridge upstream; sandboxes stop reaching it at once',
+    answer: BridgeUpstreamSchema,
   },
   {
     method: 'POST',

@@ -10,6 +10,8 @@ export const API_PATHS = {
   connections: '/api/connections',
   connection: '/api/connections/:id',
   connectionTest: '/api/connections/:id/test',
+  bridgeUpstreams: '/api/bridge/upstreams',
+  bridgeUpstream: '/api/bridge/upstreams/:name',
   activity: '/api/activity',
   apiKeys: '/api/keys',
   apiKey: '/api/keys/:id',

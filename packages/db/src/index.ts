@@ -7,6 +7,7 @@ export { loadMigrations, migrate } from './migrate.ts';
 export type { ActivityRecord, NewActivity } from './repos/activity.repo.ts';
 export type { AgentChange, NewAgent } from './repos/agents.repo.ts';
 export type { ApiKeyRecord } from './repos/api-keys.repo.ts';
+export type { BridgeUpstreamRow, BridgeUpstreamWrite } from './repos/bridge-upstreams.repo.ts';
 export type { NewCheckpoint, RecordOutcome } from './repos/checkpoints.repo.ts';
 export type { ConnectionChange, NewConnection } from './repos/connections.repo.ts';
 export type { EnvironmentChange, NewEnvironment } from './repos/environments.repo.ts';

@@ -54,6 +54,16 @@ export const providerConnections = pgTable(
   (t) => [uniqueIndex('provider_connections_name_key').on(t.name)],
 );
 
+/** Bridge upstreams; `credential` is sealed by the server before it gets here. */
+export const bridgeUpstreams = pgTable('bridge_upstreams', {
+  name: text('name').primaryKey(),
+  baseUrl: text('base_url').notNull(),
+  allowedPaths: jsonb('allowed_paths').$type<string[]>().notNull().default([]),
+  credential: jsonb('credential').$type<Record<string, unknown>>().notNull(),
+  createdAt: createdAt(),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
 export const environments = pgTable(
   'environments',
   {

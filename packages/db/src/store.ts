@@ -2,6 +2,7 @@ import type { Database, DatabaseKind, Db } from './connect.ts';
 import { createActivityRepo } from './repos/activity.repo.ts';
 import { createAgentsRepo } from './repos/agents.repo.ts';
 import { createApiKeysRepo } from './repos/api-keys.repo.ts';
+import { createBridgeUpstreamsRepo } from './repos/bridge-upstreams.repo.ts';
 import { createCheckpointsRepo } from './repos/checkpoints.repo.ts';
 import { createConnectionsRepo } from './repos/connections.repo.ts';
 import { createEnvironmentsRepo } from './repos/environments.repo.ts';
@@ -39,6 +40,7 @@ export interface Repositories {
   connections: ReturnType<typeof createConnectionsRepo>;
   checkpoints: ReturnType<typeof createCheckpointsRepo>;
   warmPools: ReturnType<typeof createWarmPoolsRepo>;
+  bridgeUpstreams: ReturnType<typeof createBridgeUpstreamsRepo>;
 }
 
 export function createRepositories(db: Db): Repositories {
@@ -62,6 +64,7 @@ export function createRepositories(db: Db): Repositories {
     connections: createConnectionsRepo(db),
     checkpoints: createCheckpointsRepo(db),
     warmPools: createWarmPoolsRepo(db),
+    bridgeUpstreams: createBridgeUpstreamsRepo(db),
   };
 }
 

@@ -39,13 +39,25 @@ const sessionRoute = (method: string, path: string) => `${method} ${path.replace
 
 /**
  * The Sandcast routes a sandbox reaches through its bridge: the tools of its own session (exec,
- * files, reading the session). Any other route, another session's included, answers 403.
+ * files, reading the session, its sandbox's checkpoints, its fleet). Any other route, another
+ * session's included, answers 403. The session's own access rules still apply behind this list.
  */
 const SESSION_BRIDGE_ROUTES: readonly string[] = [
   sessionRoute('GET', API_PATHS.session),
   sessionRoute('POST', API_PATHS.sessionExec),
   sessionRoute('GET', API_PATHS.sessionFiles),
   sessionRoute('PUT', API_PATHS.sessionFiles),
+  sessionRoute('GET', API_PATHS.sessionCheckpoints),
+  sessionRoute('POST', API_PATHS.sessionCheckpoints),
+  sessionRoute('POST', API_PATHS.sessionCheckpointRestore),
+  sessionRoute('GET', API_PATHS.fleetSandboxes),
+  sessionRoute('POST', API_PATHS.fleetSandboxes),
+  sessionRoute('GET', API_PATHS.fleetSandbox),
+  sessionRoute('POST', API_PATHS.fleetSandboxExec),
+  sessionRoute('GET', API_PATHS.fleetSandboxFiles),
+  sessionRoute('PUT', API_PATHS.fleetSandboxFiles),
+  sessionRoute('POST', API_PATHS.fleetSandboxCheckpoints),
+  sessionRoute('POST', API_PATHS.fleetSandboxManage),
 ];
 
 const json = (status: number, code: string, message: string): ForwardResponse => ({
