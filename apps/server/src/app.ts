@@ -231,7 +231,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger, metrics: Metrics,
   });
   // Every exec and PTY of a sandbox with egress gets the proxy variables, whoever calls.
   const providers = withEgressEnv(deps.providers, egress);
-  const bridgeUpstreams = createBridgeUpstreamsService({ store, secrets: deps.secrets });
+  const bridgeUpstreams = createBridgeUpstreamsService({ store, secrets: deps.secrets, log });
   const bridges = createBridgeService({
     providers,
     settings,

@@ -1,6 +1,7 @@
 import type { BridgeUpstreamBody, PutBridgeUpstreamBody } from '@sandcast/contracts';
 import { type Principal, SandcastError } from '@sandcast/core';
 import type { BridgeUpstreamRow, Store } from '@sandcast/db';
+import type { FastifyBaseLogger } from 'fastify';
 import type { ResolvedUpstream } from '../bridge/bridge-forwarder.ts';
 import { recordActivity } from './activity.service.ts';
 import { isEncryptedValue, type SecretBox } from './secrets.ts';
@@ -22,7 +23,7 @@ export function presentBridgeUpstream(row: BridgeUpstreamRow): BridgeUpstreamBod
  * secret box before it is stored and opened only for the forwarder (`resolved`); it is never
  * answered, logged or recorded in activity.
  */
-export function createBridgeUpstreamsService(deps: { store: Store; secrets: SecretBox }) {
+export function createBridgeUpstreamsService(deps: { store: Store; secrets: SecretBox; log?: FastifyBaseLogger | undefined }) {
   const { store } = deps;
   return {
     async list(): Promise<BridgeUpstreamRow[]> {
@@ -74,7 +75,14 @@ export function createBridgeUpstreamsService(deps: { store: Store; secrets: Secr
       const rows = await store.repos.bridgeUpstreams.list();
       return rows.flatMap((row) => {
         if (!isEncryptedValue(row.credential)) return [];
-        const credential = deps.secrets.decrypt(row.credential);
+        let credential: unknown;
+        try {
+          credential = deps.secrets.decrypt(row.credential);
+        } catch {
+          // Sealed with another secret key: this upstream is unreachable (403) until an admin sets its credential again.
+          deps.log?.warn({ upstream: row.name }, 'a bridge upstream credential cannot be opened with this server key; set it again');
+          return [];
+        }
         return typeof credential === 'string' ? [{ name: row.name, baseUrl: row.baseUrl, allowedPaths: row.allowedPaths, credential }] : [];
       });
     },
