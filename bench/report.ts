@@ -52,6 +52,7 @@ const BENCHMARKS: Benchmark[] = [
     args: ['--keystrokes', '200', '--flood-mib', '256'],
   },
   { name: 'ports', what: 'a sandbox port through the proxy vs a direct loopback connection', args: ['--requests', '200', '--mib', '64'] },
+  { name: 'scale', what: '200 local sandboxes alive: creation rate, API p99 under load vs one alive, memory each', args: [] },
 ];
 
 const args = process.argv.slice(2);

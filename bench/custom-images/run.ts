@@ -1,14 +1,17 @@
 /**
  * Why custom images exist, measured (ARCHITECTURE §12). From one run, through the real API:
- *  - boot from a captured image → first exec, vs boot from the base and run the same setup script;
+ *  - boot from a captured image → the tools answer, vs install them again: create from the base,
+ *    send the missing .debs of a real toolset (git, python3, make, gcc, jq, curl and their dependency
+ *    closure; see debs.ts) into the sandbox and dpkg -i them, then the same check;
  *  - create → first exec through the API vs the raw provider call (the control plane's overhead);
  *  - the capture itself.
+ * The .deb set is downloaded once per machine on the host with apt; sandboxes need no network.
  * Provider: docker (default) or local (`--provider local`). Bounded loops; cleans up.
  *
- *   npx tsx bench/custom-images/run.ts [--provider docker|local] [--iterations 10]
+ *   npx tsx bench/custom-images/run.ts [--provider docker|local] [--iterations 10] [--installs 3]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SandcastClient } from '@sandcast/client';
 import { createDb, createStore } from '@sandcast/db';
@@ -17,26 +20,33 @@ import { createLocalProvider } from '@sandcast/provider-local';
 import type { SandboxProvider } from '@sandcast/provider-sdk';
 import { loadConfig, startServer } from '@sandcast/server';
 import { row, timed } from '../support/stats.ts';
+import { debSet, installDebs, TOOLS, VERIFY } from './debs.ts';
 
+const USAGE = 'usage: npx tsx bench/custom-images/run.ts [--provider docker|local] [--iterations 10] [--installs 3]';
 const args = process.argv.slice(2);
+if (args.includes('--help')) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const option = (name: string, fallback: string) => {
   const at = args.indexOf(name);
   return at >= 0 ? (args[at + 1] ?? fallback) : fallback;
 };
 const PROVIDER = option('--provider', 'docker');
 const ITERATIONS = Math.min(50, Math.max(3, Number(option('--iterations', '10'))));
+/** Installing again takes tens of seconds: fewer rounds of it. */
+const INSTALLS = Math.min(10, Math.max(1, Number(option('--installs', '3'))));
 const DOCKER_IMAGE = process.env.SANDCAST_DOCKER_TEST_IMAGE ?? 'sandcast-test/debian:bookworm';
-
-/** A stand-in for installing tools: many small files, a 50 MB artefact, a checksum. No network. */
-const SETUP_SCRIPT =
-  'mkdir -p /opt/tool && i=0; while [ $i -lt 3000 ]; do echo "file $i" > /opt/tool/f$i; i=$((i+1)); done; ' +
-  'head -c 52428800 /dev/urandom > /opt/tool/blob && sha256sum /opt/tool/blob > /opt/tool/ready';
-const CHECK = ['sh', '-c', 'test -s /opt/tool/ready && echo ready'];
+const load = () =>
+  os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' / ');
 
 async function main() {
+  const set = await debSet();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-bench-images-'));
-  const providers: SandboxProvider[] = PROVIDER === 'local' ? [createLocalProvider({ dataDir })] : [createDockerProvider({ dataDir })];
-  const provider = providers[0]!;
+  const provider: SandboxProvider = PROVIDER === 'local' ? createLocalProvider({ dataDir }) : createDockerProvider({ dataDir });
   const availability = await provider.availability();
   if (!availability.available) throw new Error(`the ${PROVIDER} provider cannot run here: ${availability.reason}`);
   const config = PROVIDER === 'local' ? {} : { image: DOCKER_IMAGE };
@@ -44,7 +54,7 @@ async function main() {
   const server = await startServer(
     loadConfig({ SANDCAST_PORT: '0', SANDCAST_SSH_PORT: '0', SANDCAST_DATA_DIR: dataDir, SANDCAST_LOG_LEVEL: 'warn' }),
     {
-      providers,
+      providers: [provider],
       store: createStore(await createDb({ pglite: 'memory://' })),
     },
   );
@@ -55,7 +65,10 @@ async function main() {
     const base = await client.environments.create({ name: 'bench-base', provider: PROVIDER, config });
 
     const { session } = await client.customImages.startSetup(withImage.id);
-    const setupMs = await timed(() => client.customImages.exec(session.id, { command: ['sh', '-c', SETUP_SCRIPT], timeoutMs: 300_000 }));
+    let sent = { packages: 0, bytes: 0, execs: 0 };
+    const setupMs = await timed(async () => {
+      sent = await installDebs((body) => client.customImages.exec(session.id, body), set);
+    });
     let captured: Awaited<ReturnType<typeof client.customImages.finish>> | undefined;
     const captureMs = await timed(async () => {
       captured = await client.customImages.finish(session.id);
@@ -63,26 +76,20 @@ async function main() {
     const template = captured!.template;
 
     const fromImage: number[] = [];
-    const baseAndSetup: number[] = [];
     const apiCreateExec: number[] = [];
     const rawCreateExec: number[] = [];
     for (let i = 0; i < ITERATIONS + 1; i++) {
       const measure = i > 0; // the first round warms caches
       const a = await timed(async () => {
         const sandbox = await client.sandboxes.create({ environmentId: withImage.id });
-        const out = await client.sandboxes.exec(sandbox.id, { command: CHECK });
-        if (out.stdout.trim() !== 'ready') throw new Error(`the captured image lacks the setup: ${out.stderr}`);
-        void client.sandboxes.delete(sandbox.id);
-      });
-      const b = await timed(async () => {
-        const sandbox = await client.sandboxes.create({ environmentId: base.id });
-        await client.sandboxes.exec(sandbox.id, { command: ['sh', '-c', SETUP_SCRIPT], timeoutMs: 300_000 });
-        void client.sandboxes.delete(sandbox.id);
+        const out = await client.sandboxes.exec(sandbox.id, { command: VERIFY });
+        if (out.exitCode !== 0) throw new Error(`the captured image lacks the tools: ${out.stderr}`);
+        void client.sandboxes.delete(sandbox.id).catch(() => undefined);
       });
       const c = await timed(async () => {
         const sandbox = await client.sandboxes.create({ environmentId: base.id });
         await client.sandboxes.exec(sandbox.id, { command: ['true'] });
-        void client.sandboxes.delete(sandbox.id);
+        void client.sandboxes.delete(sandbox.id).catch(() => undefined);
       });
       const d = await timed(async () => {
         const created = await provider.create({
@@ -91,25 +98,40 @@ async function main() {
           config: provider.configSchema.parse(config),
         });
         await provider.exec(created.instanceId, { command: ['true'] });
-        void provider.destroy(created.instanceId);
+        void provider.destroy(created.instanceId).catch(() => undefined);
       });
       if (measure) {
         fromImage.push(a);
-        baseAndSetup.push(b);
         apiCreateExec.push(c);
         rawCreateExec.push(d);
       }
     }
+    const loadImages = load();
+    const installAgain: number[] = [];
+    for (let i = 0; i < INSTALLS; i++) {
+      installAgain.push(
+        await timed(async () => {
+          const sandbox = await client.sandboxes.create({ environmentId: base.id });
+          await installDebs((body) => client.sandboxes.exec(sandbox.id, body), set);
+          await client.sandboxes.delete(sandbox.id).catch(() => undefined);
+        }),
+      );
+    }
+    const loadInstalls = load();
 
-    console.log(`\ncustom images on the ${PROVIDER} provider, ${ITERATIONS} iterations (+1 warm-up), one run\n`);
+    const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
+    console.log(`\ncustom images on the ${PROVIDER} provider, one run: ${ITERATIONS} boots (+1 warm-up), ${INSTALLS} installs again\n`);
     console.log(
-      `setup script in the setup sandbox: ${setupMs.toFixed(0)} ms; capture (Finished): ${captureMs.toFixed(0)} ms; ${template.kind} ${template.providerRef}, ${((template.sizeBytes ?? 0) / 1048576).toFixed(1)} MiB\n`,
+      `toolset ${TOOLS.join(', ')}: ${set.debs.length} packages in the closure, ${sent.packages} missing from the base sent (${mib(sent.bytes)} in ${sent.execs} execs)`,
     );
-    console.log(row('base + setup script → ready (baseline)', baseAndSetup));
-    console.log(row('captured image → first exec sees the setup', fromImage, baseAndSetup));
+    console.log(
+      `setup (send + dpkg -i + check) in the setup sandbox: ${setupMs.toFixed(0)} ms; capture (Finished): ${captureMs.toFixed(0)} ms; ${template.kind} ${template.providerRef}, ${mib(template.sizeBytes ?? 0)}\n`,
+    );
+    console.log(`${row('base + install .debs again → tools answer (baseline)', installAgain)}   load ${loadInstalls}`);
+    console.log(`${row('captured image → first exec: tools answer', fromImage, installAgain)}   load ${loadImages}`);
     console.log('');
-    console.log(row('raw provider create → first exec (baseline)', rawCreateExec));
-    console.log(row('API create → first exec (control plane included)', apiCreateExec, rawCreateExec));
+    console.log(`${row('raw provider create → first exec (baseline)', rawCreateExec)}   load ${loadImages}`);
+    console.log(`${row('API create → first exec (control plane included)', apiCreateExec, rawCreateExec)}   load ${loadImages}`);
     await client.customImages.disable(withImage.id, { deleteProviderTemplate: true }).catch(() => undefined);
   } finally {
     await server.reconciler.runOnce().catch(() => undefined);
