@@ -28,6 +28,8 @@ interface Deb {
   file: string;
   /** The package name (the file name's first field, as `apt-get download` writes it). */
   pkg: string;
+  /** The version (the file name's second field, `:` written `%3a`). */
+  version: string;
   bytes: number;
 }
 
@@ -86,7 +88,10 @@ export async function debSet(): Promise<DebSet> {
   }
   const files = (await readdir(CACHE)).filter((f) => f.endsWith('.deb')).sort();
   const debs = await Promise.all(
-    files.map(async (file) => ({ file, pkg: file.split('_')[0]!, bytes: (await stat(path.join(CACHE, file))).size })),
+    files.map(async (file) => {
+      const [pkg = file, version = ''] = file.split('_');
+      return { file, pkg, version: decodeURIComponent(version), bytes: (await stat(path.join(CACHE, file))).size };
+    }),
   );
   return { dir: CACHE, debs };
 }
@@ -112,15 +117,19 @@ const DROP = '/var/tmp/sandcast-bench-debs';
  */
 export async function installDebs(exec: Exec, set: DebSet): Promise<{ packages: number; bytes: number; execs: number }> {
   // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own field syntax, not a JavaScript template
-  const format = '${db:Status-Status} ${Package}\n';
+  const format = '${db:Status-Status} ${Package} ${Version}\n';
   const listed = await checked(exec, { command: ['dpkg-query', '-W', '-f', format] }, 'dpkg-query');
   const installed = new Set(
     listed.stdout
       .split('\n')
       .filter((line) => line.startsWith('installed '))
-      .map((line) => line.slice('installed '.length).split(':')[0]),
+      .map((line) => {
+        const [, pkg, version] = line.split(' ');
+        return `${pkg?.split(':')[0]} ${version}`;
+      }),
   );
-  const missing = set.debs.filter((d) => !installed.has(d.pkg));
+  // Same package at another version: the closure's exact dependencies (perl = perl-base's version) need the set's.
+  const missing = set.debs.filter((d) => !installed.has(`${d.pkg} ${d.version}`));
   if (missing.length === 0) throw new Error('every package of the set is already installed: the benchmark would measure nothing');
   const tar = (await run('tar', ['-cf', '-', '-C', set.dir, ...missing.map((d) => d.file)], { encoding: 'buffer', maxBuffer: 1 << 30 }))
     .stdout;
@@ -134,11 +143,16 @@ export async function installDebs(exec: Exec, set: DebSet): Promise<{ packages: 
     execs++;
   }
   const install =
-    `set -e; cd ${DROP}; tar -xf set.tar; rm set.tar; ` +
-    // A package the image already has is skipped, whatever the host thought.
-    'for f in *.deb; do p=$(dpkg-deb -f "$f" Package); if dpkg -s "$p" >/dev/null 2>&1; then rm "$f"; fi; done; ' +
-    'set -- *.deb; if [ -e "$1" ]; then DEBIAN_FRONTEND=noninteractive dpkg -i "$@" >/dev/null; fi; ' +
-    `cd /; rm -rf ${DROP}`;
+    `cd ${DROP} && tar -xf set.tar && rm set.tar || exit 1; ` +
+    // A package the image already has at the set's version is skipped, whatever the host thought.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own field syntax, not a JavaScript template
+    'have() { [ "$(dpkg-query -W -f \'${db:Status-Status} ${Version}\' "$(dpkg-deb -f "$1" Package)" 2>/dev/null)" = "installed $(dpkg-deb -f "$1" Version)" ]; }; ' +
+    'left() { for f in *.deb; do have "$f" || echo "$f"; done; }; ' +
+    // dpkg -i of a whole set does not order pre-dependencies (python3-minimal before python3): a few
+    // passes over what is left, each installing what the previous ones made possible.
+    'for pass in 1 2 3 4 5; do l=$(left); [ -z "$l" ] && break; DEBIAN_FRONTEND=noninteractive dpkg -i $l >/dev/null 2>dpkg.err; done; ' +
+    'l=$(left); if [ -n "$l" ]; then cat dpkg.err >&2; exit 1; fi; ' +
+    `cd / && rm -rf ${DROP}`;
   await checked(exec, { command: ['sh', '-c', install] }, 'dpkg -i of the .deb set');
   await checked(exec, { command: VERIFY }, 'the installed tools');
   return { packages: missing.length, bytes: tar.length, execs: execs + 2 };
