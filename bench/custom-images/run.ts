@@ -65,13 +65,21 @@ async function main() {
   const config = PROVIDER === 'local' ? (LOCAL_BASE === 'minbase' ? { image: 'bench-minbase' } : {}) : { image: DOCKER_IMAGE };
 
   const server = await startServer(
-    loadConfig({ SANDCAST_PORT: '0', SANDCAST_SSH_PORT: '0', SANDCAST_DATA_DIR: dataDir, SANDCAST_LOG_LEVEL: 'warn' }),
+    loadConfig({
+      SANDCAST_PORT: '0',
+      SANDCAST_SSH_PORT: '0',
+      SANDCAST_DATA_DIR: dataDir,
+      SANDCAST_LOG_LEVEL: 'warn',
+      // The raw-provider rounds create instances no record owns; a sweep mid-loop would collect them.
+      SANDCAST_RECONCILE_INTERVAL_SECONDS: '3600',
+    }),
     {
       providers: [provider],
       store: createStore(await createDb({ pglite: 'memory://' })),
     },
   );
   const client = new SandcastClient({ baseUrl: server.url });
+  let setupId: string | undefined;
   try {
     if (PROVIDER === 'local' && LOCAL_BASE === 'minbase') {
       const archive = (await run('docker', ['save', DOCKER_IMAGE], { encoding: 'buffer', maxBuffer: 4 << 30 })).stdout;
@@ -82,6 +90,7 @@ async function main() {
     const base = await client.environments.create({ name: 'bench-base', provider: PROVIDER, config });
 
     const { session } = await client.customImages.startSetup(withImage.id);
+    setupId = session.id;
     let sent = { packages: 0, bytes: 0, execs: 0 };
     const setupMs = await timed(async () => {
       sent = await installDebs((body) => client.customImages.exec(session.id, body), set);
@@ -90,6 +99,7 @@ async function main() {
     const captureMs = await timed(async () => {
       captured = await client.customImages.finish(session.id);
     });
+    setupId = undefined;
     const template = captured!.template;
 
     const fromImage: number[] = [];
@@ -151,6 +161,8 @@ async function main() {
     console.log(`${row('API create → first exec (control plane included)', apiCreateExec, rawCreateExec)}   load ${loadImages}`);
     await client.customImages.disable(withImage.id, { deleteProviderTemplate: true }).catch(() => undefined);
   } finally {
+    // A setup that failed midway leaves its setup sandbox: cancel it.
+    if (setupId) await client.customImages.cancel(setupId).catch(() => undefined);
     await server.reconciler.runOnce().catch(() => undefined);
     await server.close();
     await rm(dataDir, { recursive: true, force: true }).catch(() => undefined);
