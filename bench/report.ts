@@ -60,6 +60,7 @@ const BENCHMARKS: Benchmark[] = [
   ),
   bench('pools', 'warm-pool claim → first exec vs cold create → first exec through the API (local)', '--iterations 20'),
   bench('fork', 'fork of a 1 GiB workspace into 4 vs cp -a of it (local)', '--iterations 3'),
+  bench('scale', '200 local sandboxes alive: creation rate, API p99 under load vs one alive, memory each'),
 ];
 
 const args = process.argv.slice(2);
