@@ -21,7 +21,7 @@ import { createDockerProvider } from '@sandcast/provider-docker';
 import { createLocalProvider } from '@sandcast/provider-local';
 import type { SandboxProvider } from '@sandcast/provider-sdk';
 import { loadConfig, startServer } from '@sandcast/server';
-import { row, timed } from '../support/stats.ts';
+import { row } from '../support/stats.ts';
 
 const run = promisify(execFile);
 const args = process.argv.slice(2);
@@ -130,24 +130,25 @@ async function main() {
     const recovering: number[] = [];
     const serverSide: number[] = [];
     const exec = () => client.sessions.exec(session.id, { command: ['true'] });
+    /** One exec of `true`, its answer and how long it took. */
+    const timedExec = async () => {
+      const start = performance.now();
+      const answer = await exec();
+      return { answer, ms: performance.now() - start };
+    };
     // One warm-up exec on healthy compute.
     await exec();
     let generation = (await client.sessions.sandbox(session.id)).generation;
     for (let i = 0; i < ITERATIONS; i++) {
-      let answer = await exec();
-      healthy.push(
-        await timed(async () => {
-          answer = await exec();
-        }),
-      );
-      if (answer.exitCode !== 0 || answer.recovered) throw new Error(`exec on healthy compute: ${JSON.stringify(answer)}`);
+      const before = await timedExec();
+      if (before.answer.exitCode !== 0 || before.answer.recovered) {
+        throw new Error(`exec on healthy compute: ${JSON.stringify(before.answer)}`);
+      }
+      healthy.push(before.ms);
 
       await kill(await instanceOf(provider, sandboxId));
-      recovering.push(
-        await timed(async () => {
-          answer = await exec();
-        }),
-      );
+      const { answer, ms } = await timedExec();
+      recovering.push(ms);
       const recovered = answer.recovered;
       if (!recovered) throw new Error(`round ${i + 1}: the exec after the compute was killed did not recover: ${JSON.stringify(answer)}`);
       if (answer.exitCode !== 0 || recovered.fromGeneration !== generation || recovered.toGeneration !== generation + 1) {
