@@ -59,6 +59,12 @@ const BENCHMARKS: Benchmark[] = [
     '--requests 200 --mib 64',
   ),
   bench('pools', 'warm-pool claim → first exec vs cold create → first exec through the API (local)', '--iterations 20'),
+  bench('recovery', 'compute killed → next session exec recovered vs exec on healthy compute (local)', '--provider local --iterations 10'),
+  bench(
+    'recovery',
+    'compute killed → next session exec recovered vs exec on healthy compute (Docker)',
+    '--provider docker --iterations 10',
+  ),
   bench('fork', 'fork of a 1 GiB workspace into 4 vs cp -a of it (local)', '--iterations 3'),
   bench('scale', '200 local sandboxes alive: creation rate, API p99 under load vs one alive, memory each'),
 ];
