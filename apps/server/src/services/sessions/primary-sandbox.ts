@@ -177,8 +177,11 @@ export async function provisionSandbox(
   const touchImage = async () => {
     if (image && options.countAsUse) await store.repos.templates.touchLastUsed(image.id);
   };
-  // Nothing to bootstrap: the instance and `running` are one write (nothing runs between them).
-  if (plan.spec.bootstrap.length === 0) {
+  // Nothing to do between create and running (no bootstrap, no egress proxy to attach, no
+  // workspace to prepare for checkpoints): the instance and `running` are one write.
+  const nothingBetween =
+    plan.spec.bootstrap.length === 0 && plan.spec.containment.network === 'deny' && plan.spec.durability !== 'checkpointed';
+  if (nothingBetween) {
     const [running] = await Promise.all([
       store.repos.sandboxes.update(sandbox.id, { providerInstanceId: instanceId, status: 'running' }),
       touchImage(),
