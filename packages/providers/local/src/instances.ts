@@ -55,6 +55,19 @@ const hostDirKey = (dir: string) => dir.replace(/^\/+/, '').replaceAll('/', '_')
  * detached init. The record is written last, so an instance without one is a half-created
  * leftover and is removed on start.
  */
+/**
+ * What a command's stderr says when the sandbox's init was exiting under it: its pid namespace
+ * refuses forks (bwrap's ENOMEM), its namespaces are already closed while its pid still reads
+ * alive (nsenter cannot open them), or the exec wrapper saw it go.
+ */
+export function looksLikeInitExiting(stderr: string): boolean {
+  return (
+    /^bwrap: Can't fork: Cannot allocate memory/m.test(stderr) ||
+    /^nsenter: cannot open \/proc\/\d+\/ns\/[a-z_]+: No such file or directory/m.test(stderr) ||
+    stderr.includes(INIT_GONE)
+  );
+}
+
 export class Instances {
   constructor(
     private readonly layout: Layout,
@@ -107,7 +120,7 @@ export class Instances {
    */
   async diedDuring(record: InstanceRecord, stderr: string): Promise<boolean> {
     if (!(await this.isAlive(record))) return true;
-    if (!/^bwrap: Can't fork: Cannot allocate memory/m.test(stderr) && !stderr.includes(INIT_GONE)) return false;
+    if (!looksLikeInitExiting(stderr)) return false;
     for (let attempt = 0; attempt < 100; attempt++) {
       if (!(await this.isAlive(record))) return true;
       await sleep(10);
