@@ -38,6 +38,7 @@ for (const database of testDatabases()) {
         security: { allowHostNetwork: false, allowPublicPorts: false },
         egress: { allowPrivateHosts: [] },
         sessions: { inlineProviders: [], inlineConfigFields: ['cpu', 'memoryMb'], checkpointRetention: 20 },
+        fleet: { maxSandboxesPerSession: 5, maxCpusPerSession: 8, maxMemoryMbPerSession: 16384 },
       });
       await t.client.settings.update({ experimental: { enableSandboxDuplexBridge: true } });
       await t.client.settings.update({ experimental: { enableSandboxDuplexBridge: false } });

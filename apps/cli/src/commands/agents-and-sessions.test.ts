@@ -140,6 +140,7 @@ describe('agent, session and key commands send what the flags say', () => {
           generation: 4,
           source: 'cold',
           forkedFromId: null,
+          logicalId: null,
           lastActivityAt: at,
           createdAt: at,
           updatedAt: at,
