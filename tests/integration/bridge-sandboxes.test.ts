@@ -190,6 +190,18 @@ for (const provider of PROVIDERS) {
       await t.client.sessions.end(session.id);
     });
 
+    it("after a restart (the process's bridges gone) every active session's running sandbox gets its bridge again", async () => {
+      const t = server();
+      const { session, sandboxId } = await startSession();
+      // What a new process sees: no bridge, no token in memory.
+      await t.server.services.bridges.stop(sandboxId);
+      expect(t.server.services.bridges.status(sandboxId)).toBeNull();
+      expect(await t.server.services.sessions.resumeBridges()).toBeGreaterThanOrEqual(1);
+      await callUntilOk(session.id, `/api/sessions/${session.id}`);
+      expect(t.server.services.bridges.status(sandboxId)).toMatchObject({ transport: 'duplex_v1' });
+      await t.client.sessions.end(session.id);
+    });
+
     it('a stream cut mid-request: the unsafe request answers 504 indeterminate inside and its side effect happens once', async () => {
       const t = server();
       let cut: () => void = () => undefined;

@@ -130,6 +130,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const address = await app.listen({ host: config.host, port: config.port });
     services.listening.port = new URL(address).port ? Number(new URL(address).port) : config.port;
     app.log.info({ address, database: store.kind, deploymentMode: config.deploymentMode }, 'sandcast listening');
+    // Bridges of sessions a previous process served come back (their tokens died with it).
+    void services.sessions
+      .resumeBridges()
+      .catch((error: unknown) => app.log.warn({ err: error }, 'the sandbox bridges could not be resumed'));
     let closing: Promise<void> | null = null;
     return {
       app,

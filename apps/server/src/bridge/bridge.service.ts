@@ -291,6 +291,8 @@ export function createBridgeService(deps: {
       for (const run of running.values()) run.duplex?.broker.close('kill_switch');
     },
     async closeAll(): Promise<void> {
+      // A start still under way (a resume after a restart) finishes first, so nothing outlives the close.
+      await Promise.allSettled([...starting.values()]);
       await Promise.all([...running.keys()].map((id) => stop(id)));
     },
   };

@@ -1,4 +1,5 @@
 import {
+  type ApiKeyRole,
   type EnvironmentPolicy,
   type Principal,
   resolveSandboxPolicy,
@@ -156,6 +157,29 @@ export function createSessionsService(deps: {
     },
 
     get: (id: string, actor: Principal) => requireSession(id, actor),
+
+    /**
+     * After this server starts: bridge tokens lived in the process that made them, so every active
+     * session whose primary sandbox runs gets its bridge again (in the background), for the
+     * principal that started the session. Answers how many were started.
+     */
+    async resumeBridges(): Promise<number> {
+      const bridges = deps.bridges;
+      if (!bridges) return 0;
+      let started = 0;
+      for (const session of await store.repos.sessions.list()) {
+        if (session.status !== 'active' || !session.primarySandboxId) continue;
+        const sandbox = await store.repos.sandboxes.get(session.primarySandboxId);
+        if (sandbox?.status !== 'running' || !sandbox.providerInstanceId) continue;
+        const principal: Principal = { role: session.createdByRole as ApiKeyRole, keyId: session.createdByKeyId };
+        const target = { sandboxId: sandbox.id, sessionId: session.id, principal, providerId: sandbox.provider };
+        void bridges.start({ ...target, instanceId: sandbox.providerInstanceId }).catch((error: unknown) => {
+          deps.log.warn({ err: error, sessionId: session.id }, 'the sandbox bridge could not start again after a restart');
+        });
+        started++;
+      }
+      return started;
+    },
 
     /** Ends the session: its compute is torn down, its records (and the sandbox's) stay. */
     async end(id: string, actor: Principal): Promise<Session> {
