@@ -52,6 +52,8 @@ export function kubernetesCapabilities(captures: boolean): ProviderCapabilities 
     duplexCommandStream: false,
     // A pod's writable layer cannot be copied into new pods without a commit Job per fork.
     fork: false,
+    // A pod's network namespace lives on its node, not beside the server: no egress relay.
+    egressProxy: false,
     // A pod cannot be stopped; deleting it loses its root, so there is no honest stop/start.
     stopStart: false,
   };
