@@ -246,6 +246,15 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   };
 
   /** Runs a command in its own child cgroup and removes the group (when empty) afterwards. */
+  /** Why a host-side step in the sandbox failed: the sandbox is gone when its init died under it. */
+  const stepFailed = async (record: InstanceRecord, stderr: Buffer, message: string) => {
+    const { instances } = await ensureReady();
+    const text = stderr.toString('utf8');
+    if (await instances.diedDuring(record, text))
+      return localError('not_found', `sandbox ${record.id} stopped: ${await instances.initGone(record)}; create a new one`);
+    return localError('backend', `${message}: ${text.trim()}`);
+  };
+
   const runIn = async (
     record: InstanceRecord,
     request: {
@@ -405,7 +414,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const record = await liveRecord(instanceId);
       const result = await runIn(record, { command: ['/bin/sh', '-c', '[ -f "$1" ] || exit 44; exec cat -- "$1"', 'sh', path] });
       if (result.exitCode === 44) throw localError('not_found', `no file at ${path} in sandbox ${instanceId}`);
-      if (result.exitCode !== 0) throw localError('backend', `reading ${path} failed: ${result.stderr.toString('utf8').trim()}`);
+      if (result.exitCode !== 0) throw await stepFailed(record, result.stderr, `reading ${path} failed`);
       return result.stdout;
     },
 
@@ -414,7 +423,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const mode = (writeOptions?.mode ?? 0o644).toString(8);
       const script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && chmod "$2" "$1"';
       const result = await runIn(record, { command: ['/bin/sh', '-c', script, 'sh', path, mode], stdin: data });
-      if (result.exitCode !== 0) throw localError('backend', `writing ${path} failed: ${result.stderr.toString('utf8').trim()}`);
+      if (result.exitCode !== 0) throw await stepFailed(record, result.stderr, `writing ${path} failed`);
     },
 
     // The overlay mounted at the instance's rootfs is what the sandbox sees as `/`.
@@ -446,7 +455,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const { stdout, exit } = await streamFrom(record, ['/bin/sh', '-c', 'mkdir -p -- "$1" && exec tar -C "$1" -xf -', 'sh', dir], tar);
       stdout.resume();
       const result = await exit;
-      if (result.exitCode !== 0) throw localError('backend', `unpacking into ${dir} failed: ${result.stderr.toString('utf8').trim()}`);
+      if (result.exitCode !== 0) throw await stepFailed(record, result.stderr, `unpacking into ${dir} failed`);
     },
 
     async destroy(instanceId: string): Promise<void> {
