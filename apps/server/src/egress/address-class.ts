@@ -9,7 +9,7 @@ export interface IpAddress {
 }
 
 /** Why an address is never reached from a sandbox (the closed set of refusal reasons). */
-const ADDRESS_REFUSALS = [
+export const ADDRESS_REFUSALS = [
   'loopback',
   'link_local',
   'private',

@@ -3,7 +3,7 @@ import { chmod, rm } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { SandboxContainment } from '@sandcast/core';
-import { type AddressRefusal, addressRefusal, type IpAddress, type PrivateAllowances, parseIpLiteral } from './address-class.ts';
+import { ADDRESS_REFUSALS, addressRefusal, type IpAddress, type PrivateAllowances, parseIpLiteral } from './address-class.ts';
 import { CLIENT_HELLO_MAX_BYTES, readClientHello } from './client-hello.ts';
 import { hostPermitted, normalizeHost } from './host-match.ts';
 
@@ -21,15 +21,8 @@ const EGRESS_REASONS = [
   'unresolvable',
   'sni_mismatch',
   'upstream_unreachable',
-  'loopback',
-  'link_local',
-  'private',
-  'shared_address_space',
-  'unspecified',
-  'multicast',
-  'reserved',
-  'metadata',
-] as const satisfies readonly (string | AddressRefusal)[];
+  ...ADDRESS_REFUSALS,
+] as const;
 export type EgressReason = (typeof EGRESS_REASONS)[number];
 
 /** One decision of the proxy: what was asked for, never a path, a query or a body. */
