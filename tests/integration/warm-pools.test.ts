@@ -184,6 +184,38 @@ for (const database of testDatabases()) {
       await pass();
     });
 
+    it('a refill that listed a member just before a claim took it leaves the claimed sandbox alone', async () => {
+      const { client } = t;
+      const env = await client.environments.create({ name: 'claimed-mid-fill', provider: 'fake', config: {} });
+      await client.environments.update(env.id, { spec: { warmPool: { size: 1, maxAgeSeconds: 60 } } });
+      await pass();
+      const [member] = await members(env.id);
+      const pools = t.server.services.sandboxes.pools;
+      const target = await pools.bootTarget(env.id);
+      // The member ages out, so the next fill drains it; a claim lands between the fill's read and its drain.
+      clock.advance(61_000);
+      const repo = t.server.store.repos.sandboxes;
+      const list = repo.list.bind(repo);
+      let claimed: Awaited<ReturnType<typeof pools.claim>> = null;
+      repo.list = async (options) => {
+        const rows = await list(options);
+        if (options?.pooled === true && claimed === null) claimed = await pools.claim(target, ADMIN_OWNER);
+        return rows;
+      };
+      try {
+        await pools.fill(env.id);
+      } finally {
+        repo.list = list;
+        clock.reset();
+      }
+      expect(claimed).toMatchObject({ id: member!.id, pooled: false, source: 'warm_pool' });
+      expect(await client.sandboxes.get(member!.id)).toMatchObject({ status: 'running', desiredStatus: 'ready' });
+      expect((await client.sandboxes.exec(member!.id, { command: ['true'] })).exitCode).toBe(0);
+      await client.environments.update(env.id, { spec: { warmPool: { size: 0 } } });
+      await pass();
+      await deleteAll();
+    });
+
     it("a session claims a member only when its pin is exactly the pool's; the member already ran the bootstrap", async () => {
       const { client } = t;
       const env = await client.environments.create({

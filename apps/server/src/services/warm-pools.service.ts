@@ -66,8 +66,9 @@ export function createWarmPoolsService(deps: {
     member.imageId === (target.image?.id ?? null) &&
     clock.now().getTime() - new Date(member.createdAt).getTime() < target.ctx.environment.spec.warmPool.maxAgeSeconds * 1000;
 
+  /** Asks a member to go, unless a claim took it since it was listed (then it is somebody's sandbox). */
   const drain = async (member: Sandbox) => {
-    const asked = await store.repos.sandboxes.update(member.id, { desiredStatus: 'deleted' }, { generation: member.generation });
+    const asked = await store.repos.sandboxes.update(member.id, { desiredStatus: 'deleted' }, { generation: member.generation, pooled: true });
     if (asked) await deps.lifecycle.converge(member.id, { activity: false });
   };
 

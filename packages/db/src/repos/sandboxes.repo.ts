@@ -78,6 +78,8 @@ export interface SandboxGuard {
   generation?: number | undefined;
   /** Write only while the status is one of these (narrower than the machine's sources). */
   statuses?: readonly SandboxStatus[] | undefined;
+  /** Write only while the row is (true) or is not (false) a warm-pool member: a claim meanwhile fences out a drain. */
+  pooled?: boolean | undefined;
 }
 
 export function createSandboxesRepo(db: Db) {
@@ -86,6 +88,7 @@ export function createSandboxesRepo(db: Db) {
     if (to) conditions.push(inArray(sandboxes.status, sandboxMachine.sourcesOf(to)));
     if (guard.statuses) conditions.push(inArray(sandboxes.status, [...guard.statuses]));
     if (guard.generation !== undefined) conditions.push(eq(sandboxes.generation, guard.generation));
+    if (guard.pooled !== undefined) conditions.push(eq(sandboxes.pooled, guard.pooled));
     return and(...conditions);
   };
 
