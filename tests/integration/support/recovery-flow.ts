@@ -66,7 +66,7 @@ export async function runRecoveryFlow(options: {
     command: [
       'sh',
       '-c',
-      'mkdir -p /workspace/src && echo two > /workspace/src/b.txt && ln -s ../notes.txt /workspace/src/link && echo gone > /tmp/outside',
+      'mkdir -p /workspace/src && echo two > /workspace/src/b.txt && chown 1000:1001 /workspace/src/b.txt && ln -s ../notes.txt /workspace/src/link && echo gone > /tmp/outside',
     ],
   });
   expect(ran).toMatchObject({ exitCode: 0 });
@@ -84,11 +84,11 @@ export async function runRecoveryFlow(options: {
     command: [
       'sh',
       '-c',
-      'cat /workspace/notes.txt /workspace/src/b.txt; readlink /workspace/src/link; cat /tmp/outside 2>/dev/null || echo no-outside; wc -l < /opt/boot/runs',
+      'cat /workspace/notes.txt /workspace/src/b.txt; readlink /workspace/src/link; cat /tmp/outside 2>/dev/null || echo no-outside; wc -l < /opt/boot/runs; stat -c %u:%g /workspace/src/b.txt',
     ],
   });
   expect(after.recovered).toEqual({ fromGeneration: 1, toGeneration: 2, checkpointId: second!.id, processStateLost: true });
-  expect(after.stdout.split('\n')).toEqual(['written through the session', 'two', '../notes.txt', 'no-outside', '1', '']);
+  expect(after.stdout.split('\n')).toEqual(['written through the session', 'two', '../notes.txt', 'no-outside', '1', '1000:1001', '']);
   const view = await client.sessions.sandbox(session.id);
   expect(view).toMatchObject({ observedState: 'running', generation: 2 });
   const actions = (await client.activity({})).filter((a) => a.subjectId === sandboxId).map((a) => a.action);

@@ -85,6 +85,8 @@ describe('hostile trees', () => {
       path: 'innocent',
       type: 'symlink',
       mode: 0o777,
+      uid: process.getuid?.(),
+      gid: process.getgid?.(),
       target: '/etc/passwd',
     });
     // The fifo was opened without blocking, seen for what it is and skipped.
@@ -213,6 +215,9 @@ describe('restore refuses what it cannot trust', () => {
       [{ path: 'out', type: 'symlink' as const, mode: 0o777, target: outside }, file('out/through-link')],
       [file('plain'), file('plain/below-a-file')],
       [file('twice'), file('twice')],
+      // Owner ids that are not ids: negative, fractional, (uid_t)-1 (chown's "leave it"), beyond 32 bits, not a number.
+      ...[-1, 1.5, 0xffffffff, 2 ** 40, '0'].map((uid) => [{ ...file(`owner-${String(uid)}`), uid: uid as number, gid: 0 }]),
+      [{ ...file('group-nan'), uid: 0, gid: Number.NaN }],
     ];
     for (const entries of attempts) {
       const manifest = { version: 1 as const, entries };

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, chown, lchown, lstat, mkdir, readdir, readFile, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ChunkSink } from './chunk-sink.ts';
@@ -10,6 +10,18 @@ import { describeTree, filesOpened, hostDir, richTree, useScratch, withoutSetid 
 import type { BlobStore } from './types.ts';
 
 const { fresh, setup } = useScratch();
+
+const tarOf = (dir: string) => async () => {
+  const { spawn } = await import('node:child_process');
+  return spawn('tar', ['-C', dir, '-cf', '-', '.'], { stdio: ['ignore', 'pipe', 'inherit'] }).stdout;
+};
+/** A tar target unpacking into `dir`, as a provider's importWorkspace does (as root: owners kept). */
+const untarInto = (dir: string) => async (stream: NodeJS.ReadableStream) => {
+  const { spawn } = await import('node:child_process');
+  const child = spawn('tar', ['-C', dir, '-xf', '-'], { stdio: ['pipe', 'inherit', 'inherit'] });
+  stream.pipe(child.stdin);
+  await new Promise<void>((resolve, reject) => child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`tar ${code}`)))));
+};
 
 describe('capture and restore', () => {
   it('round-trips files, modes, empty dirs and empty files, symlinks as written; setuid and setgid are stripped', async () => {
@@ -151,11 +163,6 @@ describe('capture and restore', () => {
 });
 
 describe('tar sources and targets', () => {
-  const tarOf = (dir: string) => async () => {
-    const { spawn } = await import('node:child_process');
-    return spawn('tar', ['-C', dir, '-cf', '-', '.'], { stdio: ['ignore', 'pipe', 'inherit'] }).stdout;
-  };
-
   it('a tar capture hashes every file into the same chunks as the host capture; a tar restore unpacks to the same tree', async () => {
     const { engine, counts } = await setup();
     const source = await fresh('tar-source');
@@ -175,17 +182,7 @@ describe('tar sources and targets', () => {
     expect((await engine.capture({ kind: 'tar', open: tarOf(source) }, fromHost.manifest)).changedPaths).toBe(0);
 
     const target = await fresh('tar-target');
-    await engine.restore(fromTar.manifest, fromTar.manifestDigest, {
-      kind: 'tar',
-      write: async (stream) => {
-        const { spawn } = await import('node:child_process');
-        const child = spawn('tar', ['-C', target, '-xf', '-'], { stdio: ['pipe', 'inherit', 'inherit'] });
-        stream.pipe(child.stdin);
-        await new Promise<void>((resolve, reject) =>
-          child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`tar ${code}`)))),
-        );
-      },
-    });
+    await engine.restore(fromTar.manifest, fromTar.manifestDigest, { kind: 'tar', write: untarInto(target) });
     const expected = withoutSetid(await describeTree(source));
     expect(await describeTree(target)).toEqual(expected);
   });
@@ -219,6 +216,46 @@ describe('tar sources and targets', () => {
 });
 
 describe('engine options', () => {
+  it('keeps owners: files, dirs and symlinks come back with the uid and gid they had, on a host dir and through tar', async (ctx) => {
+    if (process.getuid?.() !== 0) {
+      if (process.env.CI === 'true') throw new Error('CI=true but giving files away needs root');
+      ctx.skip('giving files away needs root');
+    }
+    const { engine } = await setup();
+    const source = await fresh('owners');
+    await mkdir(path.join(source, 'home'));
+    await writeFile(path.join(source, 'home/notes'), 'mine');
+    await symlink('notes', path.join(source, 'home/link'));
+    await writeFile(path.join(source, 'rootfile'), 'root');
+    await chown(path.join(source, 'home'), 1000, 1001);
+    await chown(path.join(source, 'home/notes'), 1000, 1001);
+    await lchown(path.join(source, 'home/link'), 1002, 1003);
+    const owners = async (dir: string) =>
+      Promise.all(['home', 'home/notes', 'home/link', 'rootfile'].map(async (p) => lstat(path.join(dir, p)).then((s) => `${p} ${s.uid}:${s.gid}`)));
+    const result = await engine.capture(hostDir(source), null);
+    expect(result.manifest.entries.find((e) => e.path === 'home/notes')).toMatchObject({ uid: 1000, gid: 1001 });
+
+    // The workspace root keeps its own owner; everything below gets the recorded one.
+    const target = path.join(await fresh('owners-restored'), 'workspace');
+    await mkdir(target);
+    await chown(target, 1000, 1000);
+    await engine.restore(result.manifest, result.manifestDigest, hostDir(target));
+    expect(await owners(target)).toEqual(await owners(source));
+    expect((await stat(target)).uid).toBe(1000);
+
+    // A chown is a change the next capture sees (ctime moves), and the new owner is recorded.
+    await chown(path.join(source, 'rootfile'), 1005, 1005);
+    const next = await engine.capture(hostDir(source), result.manifest);
+    expect(next.changedPaths).toBe(1);
+    expect(next.manifest.entries.find((e) => e.path === 'rootfile')).toMatchObject({ uid: 1005, gid: 1005 });
+
+    const fromTar = await engine.capture({ kind: 'tar', open: tarOf(source) }, null);
+    expect(fromTar.manifest.entries.find((e) => e.path === 'home/link')).toMatchObject({ uid: 1002, gid: 1003 });
+    const untarred = await fresh('owners-untarred');
+    await engine.restore(fromTar.manifest, fromTar.manifestDigest, { kind: 'tar', write: untarInto(untarred) });
+    expect(await owners(untarred)).toEqual(await owners(source));
+  });
+
   it('refuses a chunk size too small to be useful', () => {
     expect(() => createCheckpointEngine({ blobs: {} as BlobStore, chunkBytes: 10 })).toThrow(/chunkBytes/);
   });

@@ -24,12 +24,14 @@ export interface CheckpointEngineOptions {
 const sameContent = (a: ManifestEntry, b: ManifestEntry) =>
   a.type === b.type &&
   a.mode === b.mode &&
+  a.uid === b.uid &&
+  a.gid === b.gid &&
   a.target === b.target &&
   a.size === b.size &&
   (a.chunks ?? []).join() === (b.chunks ?? []).join();
 
 /**
- * Paths added or changed in `entries` (type, mode, link target or bytes; a touch alone is not a
+ * Paths added or changed in `entries` (type, mode, owner, link target or bytes; a touch alone is not a
  * change), plus those of `previous` that are gone.
  */
 function countChanges(entries: readonly ManifestEntry[], previous: CheckpointManifest | null): number {

@@ -105,6 +105,7 @@ async function visit(dir: FileHandle, name: string, path: string, depth: number,
     throw error;
   }
   const mode = stats.mode & KEPT_MODE_BITS;
+  const owner = { uid: stats.uid, gid: stats.gid };
   if (stats.isSymbolicLink()) {
     const target = await readlink(at, { encoding: 'buffer' }).catch((error: unknown) => {
       if (isSwapped(error) || (error as NodeJS.ErrnoException).code === 'EINVAL') return null;
@@ -112,7 +113,7 @@ async function visit(dir: FileHandle, name: string, path: string, depth: number,
     });
     if (target === null) return 'retry';
     const text = target.toString('utf8');
-    if (Buffer.from(text, 'utf8').equals(target)) state.scan.entries.push({ path, type: 'symlink', mode: 0o777, target: text });
+    if (Buffer.from(text, 'utf8').equals(target)) state.scan.entries.push({ path, type: 'symlink', mode: 0o777, ...owner, target: text });
     else state.scan.skipped++;
     return 'done';
   }
@@ -131,7 +132,7 @@ async function visit(dir: FileHandle, name: string, path: string, depth: number,
       throw error;
     }
     try {
-      state.scan.entries.push({ path, type: 'dir', mode });
+      state.scan.entries.push({ path, type: 'dir', mode, ...owner });
       await walk(child, path, depth + 1, state);
     } finally {
       await child.close();
@@ -152,7 +153,7 @@ async function visit(dir: FileHandle, name: string, path: string, depth: number,
     before.ino === stats.ino
   ) {
     state.sink.reuse(stats.size);
-    state.scan.entries.push({ ...before, mode });
+    state.scan.entries.push({ ...before, mode, ...owner });
     return 'done';
   }
   await state.beforeOpen?.(path);
@@ -184,6 +185,8 @@ async function visit(dir: FileHandle, name: string, path: string, depth: number,
       path,
       type: 'file',
       mode: opened.mode & KEPT_MODE_BITS,
+      uid: opened.uid,
+      gid: opened.gid,
       size: chunker.size,
       chunks,
       mtimeMs: opened.mtimeMs,

@@ -8,6 +8,9 @@ export const DEFAULT_CHUNK_BYTES = 4 * 1024 * 1024;
 /** Permission bits a checkpoint keeps: setuid and setgid never survive a capture or a restore. */
 export const KEPT_MODE_BITS = 0o1777;
 
+/** The largest uid or gid: (uid_t)-1 means "no change" to chown, so it is never an owner. */
+const MAX_ID = 0xfffffffe;
+
 const DIGEST = /^[0-9a-f]{64}$/;
 
 export const sha256 = (data: Buffer | string): string => createHash('sha256').update(data).digest('hex');
@@ -67,6 +70,11 @@ export function validateManifest(manifest: CheckpointManifest): void {
     if (types.has(entry.path)) throw refuse(`the checkpoint lists ${JSON.stringify(entry.path)} twice`, { reason: 'duplicate_path' });
     if (!Number.isInteger(entry.mode) || entry.mode < 0 || entry.mode > 0o7777) {
       throw refuse(`the checkpoint entry ${JSON.stringify(entry.path)} has a bad mode`, { reason: 'bad_entry' });
+    }
+    for (const id of [entry.uid, entry.gid]) {
+      if (id !== undefined && !(Number.isInteger(id) && id >= 0 && id <= MAX_ID)) {
+        throw refuse(`the checkpoint entry ${JSON.stringify(entry.path)} has a bad owner id`, { reason: 'bad_entry' });
+      }
     }
     if (entry.type === 'file') {
       const chunks = entry.chunks;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open, rename, symlink } from 'node:fs/promises';
+import { type FileHandle, lchown, lstat, mkdir, open, rename, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import tar from 'tar-stream';
@@ -62,6 +62,8 @@ export async function restoreToHostDir(manifest: CheckpointManifest, dir: string
       try {
         await writeDir(root, '', childrenByDir(manifest), blobs, written);
         await root.chmod(existing?.isDirectory() ? existing.mode & KEPT_MODE_BITS : 0o755);
+        // The workspace root keeps the owner it had (the manifest lists what is below it).
+        if (existing?.isDirectory()) await giveOwner({ uid: existing.uid, gid: existing.gid }, (uid, gid) => root.chown(uid, gid));
       } finally {
         await root.close();
       }
@@ -100,6 +102,7 @@ async function writeDir(
     const child = await openDirNoFollow(at);
     try {
       await writeDir(child, entry.path, children, blobs, written);
+      await giveOwner(entry, (uid, gid) => child.chown(uid, gid));
       // Last, so a read-only directory does not refuse its own children.
       await child.chmod(entry.mode & KEPT_MODE_BITS);
     } finally {
@@ -113,6 +116,7 @@ async function writeLeaf(dir: FileHandle, entry: ManifestEntry, blobs: BlobStore
   const at = beneath(dir, nameOf(entry.path));
   if (entry.type === 'symlink') {
     await symlink(entry.target!, at);
+    await giveOwner(entry, (uid, gid) => lchown(at, uid, gid));
     return;
   }
   // O_EXCL: whatever appeared under this name (a symlink planted by the sandbox) is never opened.
@@ -127,6 +131,8 @@ async function writeLeaf(dir: FileHandle, entry: ManifestEntry, blobs: BlobStore
     if (offset !== entry.size) {
       throw refuse(`the chunks of ${JSON.stringify(entry.path)} hold ${offset} bytes, not ${entry.size}`, { reason: 'size_mismatch' });
     }
+    // Before chmod: a chown clears permission bits some kernels treat as privileges.
+    await giveOwner(entry, (uid, gid) => file.chown(uid, gid));
     await file.chmod(entry.mode & KEPT_MODE_BITS);
     if (entry.mtimeMs !== undefined) await file.utimes(entry.mtimeMs / 1000, entry.mtimeMs / 1000);
     const now = await file.stat();
@@ -134,6 +140,15 @@ async function writeLeaf(dir: FileHandle, entry: ManifestEntry, blobs: BlobStore
   } finally {
     await file.close();
   }
+}
+
+/**
+ * Gives an entry its recorded owner. Only a root server can give files away; any other keeps
+ * them as its own (a checkpoint taken and restored by the same unprivileged user loses nothing).
+ */
+async function giveOwner(entry: Pick<ManifestEntry, 'uid' | 'gid'>, chown: (uid: number, gid: number) => Promise<void>): Promise<void> {
+  if (entry.uid === undefined || entry.gid === undefined || process.getuid?.() !== 0) return;
+  await chown(entry.uid, entry.gid);
 }
 
 /**
@@ -201,13 +216,14 @@ export async function restoreToTar(manifest: CheckpointManifest, blobs: BlobStor
       for (const entry of entries) {
         const mtime = entry.mtimeMs !== undefined ? new Date(entry.mtimeMs) : new Date(0);
         const mode = entry.mode & KEPT_MODE_BITS;
+        const owner = entry.uid !== undefined && entry.gid !== undefined ? { uid: entry.uid, gid: entry.gid } : {};
         if (entry.type === 'dir') {
-          pack.entry({ name: `${entry.path}/`, type: 'directory', mode, mtime });
+          pack.entry({ name: `${entry.path}/`, type: 'directory', mode, mtime, ...owner });
         } else if (entry.type === 'symlink') {
-          pack.entry({ name: entry.path, type: 'symlink', linkname: entry.target!, mode, mtime });
+          pack.entry({ name: entry.path, type: 'symlink', linkname: entry.target!, mode, mtime, ...owner });
         } else {
           await new Promise<void>((resolve, reject) => {
-            const body = pack.entry({ name: entry.path, type: 'file', size: entry.size!, mode, mtime }, (error) =>
+            const body = pack.entry({ name: entry.path, type: 'file', size: entry.size!, mode, mtime, ...owner }, (error) =>
               error ? reject(error) : resolve(),
             );
             void (async () => {

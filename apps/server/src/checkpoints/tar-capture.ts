@@ -24,6 +24,12 @@ function normalize(name: string): string {
  * that leave the root, devices and fifos are skipped, a later entry replaces an earlier one of the
  * same name (as tar does), hard links copy the chunk list of a file seen before.
  */
+/** A header's owner ids when they are real ids (a tar may carry anything there), else none. */
+function ownerOf(header: { uid?: number | undefined; gid?: number | undefined }): { uid?: number; gid?: number } {
+  const valid = (id: number | undefined): id is number => Number.isInteger(id) && id! >= 0 && id! <= 0xfffffffe;
+  return valid(header.uid) && valid(header.gid) ? { uid: header.uid, gid: header.gid } : {};
+}
+
 export async function scanTar(stream: Readable, options: { sink: ChunkSink; chunkBytes: number }): Promise<TarScan> {
   const byPath = new Map<string, ManifestEntry>();
   let skipped = 0;
@@ -35,6 +41,7 @@ export async function scanTar(stream: Readable, options: { sink: ChunkSink; chun
       const { header } = entry;
       const path = normalize(header.name);
       const mode = (header.mode ?? 0o644) & KEPT_MODE_BITS;
+      const owner = ownerOf(header);
       const keep = path !== '' && unsafePathReason(path) === null;
       if (keep && (header.type === 'file' || header.type === 'contiguous-file')) {
         const chunker = new FixedChunker(options.sink, options.chunkBytes);
@@ -42,15 +49,15 @@ export async function scanTar(stream: Readable, options: { sink: ChunkSink; chun
         const chunks = await chunker.end();
         // Seconds, as tar keeps them; a restore sets them back.
         const mtimeMs = header.mtime instanceof Date && Number.isFinite(header.mtime.getTime()) ? header.mtime.getTime() : undefined;
-        byPath.set(path, { path, type: 'file', mode, size: chunker.size, chunks, mtimeMs });
+        byPath.set(path, { path, type: 'file', mode, ...owner, size: chunker.size, chunks, mtimeMs });
         continue;
       }
       entry.resume();
       if (path === '') continue; // the root itself
       if (!keep) skipped++;
-      else if (header.type === 'directory') byPath.set(path, { path, type: 'dir', mode });
+      else if (header.type === 'directory') byPath.set(path, { path, type: 'dir', mode, ...owner });
       else if (header.type === 'symlink' && header.linkname && !header.linkname.includes('\0')) {
-        byPath.set(path, { path, type: 'symlink', mode: 0o777, target: header.linkname });
+        byPath.set(path, { path, type: 'symlink', mode: 0o777, ...owner, target: header.linkname });
       } else if (header.type === 'link' && header.linkname) {
         const source = byPath.get(normalize(header.linkname));
         if (source?.type === 'file') byPath.set(path, { ...source, path, mode: source.mode });

@@ -11,6 +11,12 @@ export interface ManifestEntry {
   type: 'file' | 'dir' | 'symlink';
   /** Permission bits (`mode & 0o7777`, setuid/setgid stripped on restore). */
   mode: number;
+  /**
+   * Owner and group ids as the sandbox saw them; a restore gives them back (where the server may
+   * chown). Absent in checkpoints recorded before owners were kept: the restoring process owns those.
+   */
+  uid?: number;
+  gid?: number;
   /** Files: byte size and the ordered chunk digests. */
   size?: number;
   chunks?: string[];
