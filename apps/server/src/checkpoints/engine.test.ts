@@ -231,7 +231,9 @@ describe('engine options', () => {
     await chown(path.join(source, 'home/notes'), 1000, 1001);
     await lchown(path.join(source, 'home/link'), 1002, 1003);
     const owners = async (dir: string) =>
-      Promise.all(['home', 'home/notes', 'home/link', 'rootfile'].map(async (p) => lstat(path.join(dir, p)).then((s) => `${p} ${s.uid}:${s.gid}`)));
+      Promise.all(
+        ['home', 'home/notes', 'home/link', 'rootfile'].map(async (p) => lstat(path.join(dir, p)).then((s) => `${p} ${s.uid}:${s.gid}`)),
+      );
     const result = await engine.capture(hostDir(source), null);
     expect(result.manifest.entries.find((e) => e.path === 'home/notes')).toMatchObject({ uid: 1000, gid: 1001 });
 
