@@ -33,7 +33,10 @@ for (const provider of PROVIDERS) {
       }
       // Environments themselves are driven through the UI by the custom image flow.
       await server.client.settings.update({ experimental: { enableEnvironments: true } });
-      environmentId = (await server.client.environments.create({ name: environmentName, provider, config: {} })).id;
+      // Checkpointed, so the Workspace tab shows its checkpoint timeline.
+      environmentId = (
+        await server.client.environments.create({ name: environmentName, provider, config: {}, spec: { durability: 'checkpointed' } })
+      ).id;
       browser = await launchBrowser();
       page = browser.page;
     }, 120_000);
@@ -113,6 +116,42 @@ for (const provider of PROVIDERS) {
       await see(page.locator('.xterm-rows').filter({ hasText: 'term-42' }), 30_000);
       await page.getByRole('button', { name: 'Disconnect' }).click();
       await see(page.getByTestId('terminal-state').filter({ hasText: /^Closed$/ }));
+    });
+
+    /** Runs a shell command from the Terminal tab and waits for its exit. */
+    const run = async (command: string) => {
+      await page.getByRole('tab', { name: 'Terminal' }).click();
+      await page.getByLabel(`Command to run in ${sessionId()}`).fill(command);
+      await page.getByRole('button', { name: 'Run', exact: true }).click();
+      await see(page.getByTestId('exec-output').getByText('exit 0'), 60_000);
+    };
+
+    it('the Workspace tab lists a checkpoint per command, takes one on demand, and restores an older one after a confirmation', async (ctx) => {
+      if (!available) return ctx.skip(unavailable);
+      await run('echo first > state.txt');
+      const afterFirst = (await server.client.sessions.checkpoints(sessionId())).currentCheckpointId!;
+      await run('echo second > state.txt');
+      await page.getByRole('tab', { name: 'Workspace' }).click();
+      const timeline = page.getByTestId('checkpoint-timeline');
+      const older = timeline.getByTestId(`checkpoint-${afterFirst}`);
+      await see(older.getByText('after an operation'));
+      await timeline.getByRole('button', { name: 'Checkpoint now' }).click();
+      await seeToast(page, 'Checkpoint taken');
+      await see(timeline.getByRole('row').filter({ hasText: 'checkpoint now' }).getByText('current'));
+
+      await older.getByRole('button', { name: `Restore ${afterFirst}` }).click();
+      const dialog = page.getByRole('alertdialog');
+      await see(dialog.getByText('files written since are gone', { exact: false }));
+      await dialog.getByRole('button', { name: 'Restore' }).click();
+      await seeToast(page, 'Workspace restored');
+      await see(older.getByText('current'));
+      await run('cat state.txt');
+      await see(
+        page
+          .getByTestId('exec-output')
+          .locator('pre')
+          .filter({ hasText: /^first$/m }),
+      );
     });
 
     it('stops the sandbox from the Workspace tab, then starts it again', async (ctx) => {

@@ -1,7 +1,9 @@
 import type { ExecExitFrame } from '@sandcast/contracts';
+import { useQueryClient } from '@tanstack/react-query';
 import { Play, Square } from 'lucide-react';
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 import { useClient } from '../../api/client-context.tsx';
+import { queryKeys } from '../../api/query-keys.ts';
 import { Button } from '../../components/Button.tsx';
 import { ErrorState, Spinner } from '../../components/States.tsx';
 import { Elapsed } from '../../components/time.tsx';
@@ -51,6 +53,7 @@ export interface ExecTarget {
 /** Runs a command in a sandbox and shows its output as it arrives; Stop kills it. */
 export function CommandRunner({ target, ready }: { target: ExecTarget /** The sandbox can run commands now. */; ready: boolean }) {
   const client = useClient();
+  const queryClient = useQueryClient();
   const inputId = useId();
   const [command, setCommand] = useState('');
   const [run, setRun] = useState<Run | null>(null);
@@ -76,6 +79,9 @@ export function CommandRunner({ target, ready }: { target: ExecTarget /** The sa
       update((r) => ({ ...r, exit }));
     } catch (error) {
       update((r) => (abort.signal.aborted ? { ...r, stopped: true } : { ...r, error }));
+    } finally {
+      // A session command may have taken a checkpoint or recovered the sandbox: its views refetch.
+      if (target.kind === 'session') void queryClient.invalidateQueries({ queryKey: queryKeys.sessionSandbox(target.id) });
     }
   };
 
