@@ -148,7 +148,7 @@ for (const provider of PROVIDERS) {
       });
       state.port = null;
       expect(restarted).toMatchObject({ transport: 'queue_v1', fallbackReason: 'channel_open_failed' });
-      expect(restarted.url).not.toBe(`http://127.0.0.1:${held}`);
+      expect(restarted!.url).not.toBe(`http://127.0.0.1:${held}`);
       expect((await call(session.id, `/api/sessions/${session.id}`)).status).toBe(200);
       await t.client.sessions.end(session.id);
     });

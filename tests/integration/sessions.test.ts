@@ -314,6 +314,36 @@ for (const database of testDatabases()) {
         await admin.sessions.end(session.id);
       });
 
+      it('a provider that runs commands on the host gets no bridge: nothing is installed, no gateway path is touched', async () => {
+        const agent = await agentWith('no-bridge', fixedOn(env.revisionId));
+        const session = await admin.sessions.start({ agentId: agent.id });
+        const sandbox = (await t.server.store.repos.sandboxes.get((await admin.sessions.get(session.id)).primarySandboxId!))!;
+        const provider = t.server.providers.get('fake')!.provider;
+        const touched: string[] = [];
+        const { writeFile, exec } = provider;
+        provider.writeFile = async (id, file, ...rest) => {
+          touched.push(file);
+          return writeFile.call(provider, id, file, ...rest);
+        };
+        provider.exec = async (id, request) => {
+          touched.push(request.command.join(' '));
+          return exec.call(provider, id, request);
+        };
+        try {
+          const target = { sandboxId: sandbox.id, sessionId: session.id, providerId: 'fake', instanceId: sandbox.providerInstanceId! };
+          expect(await t.server.services.bridges.start({ ...target, principal: { role: 'admin', keyId: null } })).toBeNull();
+        } finally {
+          Object.assign(provider, { writeFile, exec });
+        }
+        expect(touched).toEqual([]);
+        expect(t.server.services.bridges.status(sandbox.id)).toBeNull();
+        expect(
+          (await admin.sessions.exec(session.id, { command: ['sh', '-c', 'test -n "$SANDCAST_BRIDGE_URL" && echo set || echo none'] }))
+            .stdout,
+        ).toBe('none\n');
+        await admin.sessions.end(session.id);
+      });
+
       it('moves files (text and binary), streams exec, touches the sandbox, ends once', async () => {
         const agent = await agentWith('tools', fixedOn(env.revisionId));
         const session = await admin.sessions.start({ agentId: agent.id });

@@ -60,6 +60,12 @@ export interface ProviderCapabilities {
    * processes are not copied). Absent means false.
    */
   fork?: boolean | undefined;
+  /**
+   * A sandbox is a Linux machine of its own where Sandcast may install and run its static bridge
+   * gateway: the paths in its commands are the sandbox's, not the host's. Absent means false:
+   * sessions there run without a host bridge.
+   */
+  bridgeGateway?: boolean | undefined;
 }
 
 /**
@@ -85,4 +91,5 @@ export const ON_HOST_PROVIDER_CAPABILITIES: Readonly<ProviderCapabilities> = Obj
   durabilities: Object.freeze(['none', 'checkpointed']) as Durability[],
   egressProxy: true,
   fork: true,
+  bridgeGateway: true,
 });

@@ -245,7 +245,8 @@ export function createBridgeService(deps: {
   /** Who each bridged sandbox's bridge speaks for, kept across a stop so a start or a recovery can bring it back. */
   const targets = new Map<string, BridgeTarget>();
 
-  const begin = (target: BridgeTarget): Promise<BridgeStatus> => {
+  const begin = async (target: BridgeTarget): Promise<BridgeStatus | null> => {
+    if (deps.providers.get(target.providerId)?.provider.capabilities.bridgeGateway !== true) return null;
     targets.set(target.sandboxId, target);
     const pending = (async () => {
       await stop(target.sandboxId);
@@ -262,13 +263,16 @@ export function createBridgeService(deps: {
 
   return {
     tickets,
-    /** Starts (or restarts) the bridge of a sandbox; resolves once requests can flow. */
+    /**
+     * Starts (or restarts) the bridge of a sandbox; resolves once requests can flow. Null where the
+     * provider cannot run the gateway (capability `bridgeGateway`): the sandbox has no bridge.
+     */
     start: begin,
     /**
      * The sandbox runs on `instanceId` now (started again, or recovered onto new compute): a bridge
      * it had comes back there, for the same session and principal. Null when it never had one.
      */
-    resume(sandboxId: string, instanceId: string): Promise<BridgeStatus> | null {
+    resume(sandboxId: string, instanceId: string): Promise<BridgeStatus | null> | null {
       const target = targets.get(sandboxId);
       return target ? begin({ ...target, instanceId }) : null;
     },

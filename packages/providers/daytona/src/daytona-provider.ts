@@ -32,6 +32,7 @@ export const DAYTONA_CAPABILITIES: Readonly<ProviderCapabilities> = Object.freez
   stopStart: true,
   durabilities: ['none'],
   archiveInsteadOfDelete: true,
+  bridgeGateway: true,
 });
 
 /** Labels on every sandbox Sandcast creates, for garbage collection. */

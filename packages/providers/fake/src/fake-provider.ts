@@ -50,6 +50,8 @@ export const FAKE_CAPABILITIES: ProviderCapabilities = {
   ...ON_HOST_PROVIDER_CAPABILITIES,
   templateRefKind: 'snapshot',
   egressProxy: false,
+  // Its commands run on the host with host paths: a gateway installed there would be the host's.
+  bridgeGateway: false,
 };
 
 export interface FakeProvider extends SandboxProvider {
