@@ -193,10 +193,16 @@ for (const provider of PROVIDERS) {
     it("after a restart (the process's bridges gone) every active session's running sandbox gets its bridge again", async () => {
       const t = server();
       const { session, sandboxId } = await startSession();
-      // What a new process sees: no bridge, no token in memory.
+      // What a new process sees: no bridge, no token in memory, and the file gateway the old process
+      // started still running in the sandbox (its token is no longer known to anyone).
       await t.server.services.bridges.stop(sandboxId);
       expect(t.server.services.bridges.status(sandboxId)).toBeNull();
+      const leftover = String(20_000 + Math.floor(Math.random() * 30_000));
+      const left = await inside(t.client, session.id, `${GATEWAY} queue --port ${leftover} --daemon`);
+      expect(left.exitCode, left.stderr).toBe(0);
+      expect(gatewaysOnPort(leftover)).toBe(1);
       expect(await t.server.services.sessions.resumeBridges()).toBeGreaterThanOrEqual(1);
+      await expect.poll(() => gatewaysOnPort(leftover)).toBe(0);
       await callUntilOk(session.id, `/api/sessions/${session.id}`);
       expect(t.server.services.bridges.status(sandboxId)).toMatchObject({ transport: 'duplex_v1' });
       await t.client.sessions.end(session.id);

@@ -77,6 +77,13 @@ const QUEUE_BIND_ATTEMPTS = 3;
  * requests in flight are answered (unsafe 504 `indeterminate`, safe 503 `bridge_closed`) and the
  * sandbox goes on over the file bridge on the same URL (docs/decisions/0024-bridge-kill-switch-and-indeterminate-outcomes.md).
  */
+/** Ends the sandbox's background file gateway, if one runs (its pid is in the spool); never throws. */
+async function stopFileGateway(provider: SandboxProvider, instanceId: string): Promise<void> {
+  await provider
+    .exec(instanceId, { command: ['/bin/sh', '-c', `kill "$(cat ${DEFAULT_SPOOL_DIR}/gateway.pid)" 2>/dev/null; true`], timeoutMs: 5000 })
+    .catch(() => undefined);
+}
+
 export function createBridgeService(deps: {
   providers: ProviderRegistry;
   settings: { get(): Promise<InstanceSettings> };
@@ -168,6 +175,8 @@ export function createBridgeService(deps: {
     await provider.writeFile(target.instanceId, staged, await gatewayBytes(), { mode: 0o755 });
     const moved = await provider.exec(target.instanceId, { command: ['mv', '-f', staged, GATEWAY_SANDBOX_PATH], timeoutMs: 15_000 });
     if (moved.exitCode !== 0) throw new Error(`the bridge gateway could not be installed: ${moved.stderr.trim()}`);
+    // A file gateway a previous server process left running (its token died with that process) goes first.
+    await stopFileGateway(provider, target.instanceId);
     const token = tokens.issue({ sandboxId: target.sandboxId, sessionId: target.sessionId, principal: target.principal });
     const binding = { sandboxId: target.sandboxId, sessionId: target.sessionId, principal: target.principal };
     const run: Running = {
@@ -234,12 +243,7 @@ export function createBridgeService(deps: {
     }
     await run.file?.stop();
     // The file bridge's gateway runs in the background; a sandbox that is going away takes it along.
-    await run.provider
-      .exec(run.instanceId, {
-        command: ['/bin/sh', '-c', `kill "$(cat ${DEFAULT_SPOOL_DIR}/gateway.pid)" 2>/dev/null; true`],
-        timeoutMs: 5000,
-      })
-      .catch(() => undefined);
+    await stopFileGateway(run.provider, run.instanceId);
   };
 
   /** Who each bridged sandbox's bridge speaks for, kept across a stop so a start or a recovery can bring it back. */
