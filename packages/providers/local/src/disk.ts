@@ -188,6 +188,7 @@ export async function freezeDisk(mountPoint: string): Promise<() => Promise<void
   await runOk('fsfreeze', ['-f', mountPoint]);
   return async () => {
     const thawed = await run('fsfreeze', ['-u', mountPoint]);
-    if (thawed.code !== 0 && !/Invalid argument/.test(thawed.stderr)) throw new Error(`thawing ${mountPoint} failed: ${thawed.stderr.trim()}`);
+    if (thawed.code !== 0 && !/Invalid argument/.test(thawed.stderr))
+      throw new Error(`thawing ${mountPoint} failed: ${thawed.stderr.trim()}`);
   };
 }

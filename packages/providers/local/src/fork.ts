@@ -9,7 +9,7 @@ import type { ImageStore } from './image-store.ts';
 import type { ImageRecord } from './image-types.ts';
 import type { InstanceRecord, Instances } from './instances.ts';
 import { newId } from './layout.ts';
-import { runOk } from './proc.ts';
+import { run, runOk } from './proc.ts';
 import { squashLayers } from './squash.ts';
 
 /**
@@ -88,6 +88,18 @@ async function cloneDisks(params: { instances: Instances; cgroups: Cgroups; reco
     throw error;
   } finally {
     await cgroups.freeze(record.id, false);
+  }
+}
+
+/**
+ * After a crash in the middle of a fork: a running source may have been left frozen, its
+ * processes and its disk. Thawing one that is not frozen changes nothing.
+ */
+export async function thawInterruptedForks(instances: Instances, cgroups: Cgroups, live: InstanceRecord[]): Promise<void> {
+  for (const record of live) {
+    if (record.stopped) continue;
+    if (record.diskStore) await run('fsfreeze', ['-u', join(instances.dir(record.id), 'disk')]);
+    await cgroups.freeze(record.id, false).catch(() => undefined);
   }
 }
 

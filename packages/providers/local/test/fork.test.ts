@@ -67,12 +67,14 @@ describe('local provider fork', () => {
   const record = async (id: string, dataDir = temp.dataDir) =>
     JSON.parse(await readFile(join(dataDir, 'providers/local/instances', id, 'instance.json'), 'utf8')) as Record;
   const create = async (diskMb = 256) =>
-    (await temp.provider.create({ sandboxId: `src-${Date.now()}`, environmentId: 'env', config: { ...BASE_CONFIG, diskMb } }))
-      .instanceId;
+    (await temp.provider.create({ sandboxId: `src-${Date.now()}`, environmentId: 'env', config: { ...BASE_CONFIG, diskMb } })).instanceId;
   const fork = async (id: string, count: number) =>
-    (await temp.provider.fork!(id, Array.from({ length: count }, (_, i) => ({ sandboxId: `fork-${i}-${Date.now()}` })))).map(
-      (f) => f.instanceId,
-    );
+    (
+      await temp.provider.fork!(
+        id,
+        Array.from({ length: count }, (_, i) => ({ sandboxId: `fork-${i}-${Date.now()}` })),
+      )
+    ).map((f) => f.instanceId);
 
   cloneTest('a create clones a blank disk; the pool is mounted under the data dir; no fallback warning', async () => {
     const id = await create();
@@ -86,7 +88,9 @@ describe('local provider fork', () => {
 
   cloneTest('forks are isolated from the source and from each other; no layer is copied', async () => {
     const source = await create();
-    expect(await sh(source, 'echo before > /workspace/shared && mkdir -p /usr/local/share/forkmark && echo usr > /usr/local/share/forkmark/f')).toBe('');
+    expect(
+      await sh(source, 'echo before > /workspace/shared && mkdir -p /usr/local/share/forkmark && echo usr > /usr/local/share/forkmark/f'),
+    ).toBe('');
     const [a, b] = await fork(source, 2);
     for (const id of [a!, b!]) {
       expect(await sh(id, 'cat /workspace/shared /usr/local/share/forkmark/f')).toBe('before\nusr\n');
@@ -187,8 +191,7 @@ describe('local provider fork', () => {
       const source = (
         await copyPath.provider.create({ sandboxId: 'copy-src', environmentId: 'env', config: { ...BASE_CONFIG, diskMb: 128 } })
       ).instanceId;
-      const exec = async (id: string, script: string) =>
-        (await copyPath.provider.exec(id, { command: ['sh', '-c', script] })).stdout;
+      const exec = async (id: string, script: string) => (await copyPath.provider.exec(id, { command: ['sh', '-c', script] })).stdout;
       await exec(source, 'echo copied > /workspace/f');
       const [copy] = (await copyPath.provider.fork!(source, [{ sandboxId: 'copy-fork' }])).map((f) => f.instanceId);
       const forked = await record(copy!, copyPath.dataDir);
