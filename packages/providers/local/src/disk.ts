@@ -1,4 +1,4 @@
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exists } from './fs-util.ts';
 import { type Layout, newId } from './layout.ts';
@@ -33,9 +33,15 @@ async function formatExt4(file: string, sizeMb: number): Promise<void> {
   await runOk('mkfs.ext4', ['-q', '-F', '-O', '^has_journal', '-m', '0', '-E', 'nodiscard,lazy_itable_init=1', file]);
 }
 
+/**
+ * `nobarrier`: the sandbox's syncs are already no-ops (the overlay is `volatile`), and a cache
+ * flush through the loop device is an fsync of the whole disk file, on the pool a flush of the
+ * pool too: the freeze before a fork clone took 3.3 s after a 1 GiB write with it, 0.35 s without
+ * (ADR 0031). Durability where it matters (a stop) is an fsync of the file after the unmount.
+ */
 async function mountExt4(file: string, mountPoint: string): Promise<void> {
   await mkdir(mountPoint, { recursive: true });
-  await runOk('mount', ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noinit_itable', file, mountPoint]);
+  await runOk('mount', ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noinit_itable,nobarrier', file, mountPoint]);
 }
 
 /**
@@ -127,6 +133,17 @@ export class InstanceDisks {
     const file = this.fileOf(ref);
     if (!(await exists(file))) throw new Error(`the sandbox's disk ${file} is missing`);
     await mountExt4(file, mountPoint);
+  }
+
+  /** Writes an unmounted disk's file through to the host's storage (a stopped sandbox keeps it). */
+  async sync(ref: DiskRef): Promise<void> {
+    const handle = await open(this.fileOf(ref), 'r+').catch(() => null);
+    if (!handle) return;
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
   }
 
   /** Removes an instance's disk file from the store (its own dir's goes with the dir). */

@@ -279,6 +279,7 @@ export class Instances {
       await writeJsonAtomic(join(this.dir(id), 'instance.json'), { ...record, stopped: true });
     }
     await this.halt(record);
+    if (record.diskMb) await this.disks.sync(record);
     return { ...record, stopped: true };
   }
 
