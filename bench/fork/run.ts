@@ -126,6 +126,9 @@ async function main() {
     );
     console.log(row(`copy path: API fork into ${COPIES} (one copy, ${COPIES} mkfs) (baseline)`, copyForks));
     console.log(row(`clone path: API fork into ${COPIES} (${COPIES} disk clones)`, cloneForks, copyForks));
+    // The first fork after the fill also writes the fill back through the loop devices (the freeze).
+    const each = (values: number[]) => values.map((ms) => ms.toFixed(0)).join(', ');
+    console.log(`each iteration, ms: copy path ${each(copyForks)}; clone path ${each(cloneForks)}`);
     console.log(`\ncold create on the raw provider, default 10 GiB disk, ${CREATES} iterations\n`);
     console.log(row('create, disk formatted with mkfs.ext4 (baseline)', mkfsCreates));
     console.log(row('create, disk cloned from a blank', cloneCreates, mkfsCreates));

@@ -125,11 +125,14 @@ export class InstanceDisks {
 
   /** Clones a (quiesced) source disk for a new instance `id`, in the disk store. */
   async clone(source: DiskRef, id: string): Promise<void> {
+    await this.prepare();
     await cloneFile(this.fileOf(source), this.fileOf({ id, diskStore: true }));
   }
 
   /** Mounts an instance's existing disk (a stopped sandbox starting, a fork's clone). */
   async mount(ref: DiskRef, mountPoint: string): Promise<void> {
+    // The pool may have been released by a close() while this instance was stopped.
+    await this.prepare();
     const file = this.fileOf(ref);
     if (!(await exists(file))) throw new Error(`the sandbox's disk ${file} is missing`);
     await mountExt4(file, mountPoint);
@@ -149,6 +152,7 @@ export class InstanceDisks {
   /** Removes an instance's disk file from the store (its own dir's goes with the dir). */
   async remove(id: string): Promise<void> {
     if (!DISK_FILE.test(`${id}.img`)) return;
+    await this.prepare();
     await rm(join(this.layout.disks, `${id}.img`), { force: true });
   }
 
