@@ -70,6 +70,22 @@ async function freezeUpper(params: { store: ImageStore; instances: Instances; cg
  * along. Clones made before a failure are removed.
  */
 async function cloneDisks(params: { instances: Instances; cgroups: Cgroups; record: InstanceRecord; ids: string[] }): Promise<void> {
+  // A second freeze of a frozen filesystem fails (EBUSY), and the first thaw would end the other's
+  // freeze: forks of one source take turns for this step.
+  const previous = quiescing.get(params.record.id) ?? Promise.resolve();
+  const turn = previous.then(() => cloneFrozen(params));
+  const settled = turn.catch(() => undefined);
+  quiescing.set(params.record.id, settled);
+  void settled.then(() => {
+    if (quiescing.get(params.record.id) === settled) quiescing.delete(params.record.id);
+  });
+  return turn;
+}
+
+/** Sources being frozen for a clone, by instance id: the last turn queued. */
+const quiescing = new Map<string, Promise<void>>();
+
+async function cloneFrozen(params: { instances: Instances; cgroups: Cgroups; record: InstanceRecord; ids: string[] }): Promise<void> {
   const { instances, cgroups, record, ids } = params;
   const made: string[] = [];
   await cgroups.freeze(record.id, true);

@@ -132,6 +132,17 @@ describe('local provider fork', () => {
     for (const id of [source, copy!, second!]) await temp.provider.destroy(id);
   });
 
+  cloneTest('two forks of one source at once both succeed (the freezes take turns)', async () => {
+    const source = await create();
+    expect(await sh(source, 'echo both > /workspace/f')).toBe('');
+    const made = (await Promise.all([fork(source, 2), fork(source, 2)])).flat();
+    expect(made).toHaveLength(4);
+    for (const id of made) expect(await sh(id, 'cat /workspace/f')).toBe('both\n');
+    // The source is thawed: it still writes.
+    expect(await sh(source, 'echo after > /workspace/g && cat /workspace/g')).toBe('after\n');
+    for (const id of [source, ...made]) await temp.provider.destroy(id);
+  });
+
   cloneTest("diskMb is still enforced in a fork: writing past the source's size fails with ENOSPC", async () => {
     const source = await create(64);
     expect(await sh(source, 'dd if=/dev/zero of=/workspace/half bs=1M count=24 status=none')).toBe('');
