@@ -65,7 +65,11 @@ const BENCHMARKS: Benchmark[] = [
     'compute killed → next session exec recovered vs exec on healthy compute (Docker)',
     '--provider docker --iterations 10',
   ),
-  bench('fork', 'fork of a 1 GiB workspace into 4 vs cp -a of it (local)', '--iterations 3'),
+  bench(
+    'fork',
+    'fork of a 1 GiB workspace into 4: disk clones vs the copy path; create: clone vs mkfs (local)',
+    '--iterations 3 --creates 10',
+  ),
   bench('scale', '200 local sandboxes alive: creation rate, API p99 under load vs one alive, memory each'),
 ];
 

@@ -54,3 +54,5 @@ apt_install openssh-client openssh-server
 # certificate (openssl), reach through the proxy from a host-image sandbox (curl), and build the
 # static relay (gcc, libc6-dev).
 apt_install iproute2 openssl curl gcc libc6-dev
+# The local provider's disk pool (ADR 0031): forks clone sandbox disks on XFS with reflinks.
+apt_install xfsprogs

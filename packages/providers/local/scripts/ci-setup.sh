@@ -9,6 +9,9 @@ command -v nsenter >/dev/null 2>&1 || missing="$missing util-linux"
 command -v mkfifo >/dev/null 2>&1 || missing="$missing coreutils"
 command -v script >/dev/null 2>&1 || missing="$missing bsdutils"
 command -v mkfs.ext4 >/dev/null 2>&1 || missing="$missing e2fsprogs"
+# The disk pool (ADR 0031): sandbox disks on XFS with reflinks, so a fork clones its source's disk.
+# Without it the provider still runs, formatting every disk and copying on fork (it warns).
+command -v mkfs.xfs >/dev/null 2>&1 || missing="$missing xfsprogs"
 command -v losetup >/dev/null 2>&1 || missing="$missing mount"
 command -v gcc >/dev/null 2>&1 || missing="$missing gcc"
 # The sandbox init is linked statically (it runs in any image): it needs libc.a.

@@ -2,7 +2,7 @@ import { appendFile, chmod, lstat, mkdir, readdir, readFile, stat } from 'node:f
 import { dirname, join, posix } from 'node:path';
 import type { Cgroups } from './cgroups.ts';
 import type { LocalConfig } from './config.ts';
-import { mountInstanceDisk, remountInstanceDisk } from './disk.ts';
+import type { InstanceDisks } from './disk.ts';
 import { localError } from './errors.ts';
 import { exists, removeTree } from './fs-util.ts';
 import type { ImageConfig, ImageRecord } from './image-types.ts';
@@ -32,6 +32,8 @@ export interface InstanceRecord {
   initOomScoreAdj?: number | undefined;
   /** Size of the instance's own filesystem holding its upper dirs; absent for instances made before it existed. */
   diskMb?: number | undefined;
+  /** The disk file is `disks/<id>.img` (a store that clones files), not `instances/<id>/disk.img`. */
+  diskStore?: boolean | undefined;
   /** Stopped on request: no processes, no mounts, its disk kept for a later start. */
   stopped?: boolean | undefined;
   createdAt: string;
@@ -73,6 +75,7 @@ export class Instances {
     private readonly layout: Layout,
     private readonly cgroups: Cgroups,
     private readonly runtime: RuntimeFiles,
+    readonly disks: InstanceDisks,
   ) {}
 
   private warnedOom = false;
@@ -142,6 +145,8 @@ export class Instances {
     image: ImageRecord;
     config: LocalConfig;
     layersDir: string;
+    /** The disk is already in the store, cloned from a fork's source: mounted as it is. */
+    clonedDisk?: boolean | undefined;
   }): Promise<InstanceRecord> {
     const { id, image, config } = params;
     const dir = this.dir(id);
@@ -150,16 +155,11 @@ export class Instances {
       await mkdir(dir);
       await mkdir(join(dir, 'rootfs'));
       await runOk('mkfifo', ['-m', '600', join(dir, 'hold')]);
-      await mountInstanceDisk({ file: join(dir, 'disk.img'), mountPoint: disk, sizeMb: config.diskMb });
-      await Promise.all(['upper', 'work'].map((sub) => mkdir(join(disk, sub))));
-      // An upper dir's mode is the mode of the directory it covers inside (`/`, `/usr`): set it
-      // explicitly, whatever the server's umask (077 would make them 0700 for the sandbox's users).
-      await chmod(join(disk, 'upper'), 0o755);
-      for (const hostDir of image.hostDirs) {
-        await mkdir(join(disk, 'host', hostDirKey(hostDir), 'upper'), { recursive: true });
-        await mkdir(join(disk, 'host', hostDirKey(hostDir), 'work'), { recursive: true });
-        await chmod(join(disk, 'host', hostDirKey(hostDir), 'upper'), (await stat(hostDir)).mode & 0o7777);
-      }
+      let diskStore = true;
+      if (params.clonedDisk) {
+        await this.disks.mount({ id, diskStore }, disk);
+        await this.clearVolatileMarks({ id, hostDirs: image.hostDirs, diskMb: config.diskMb });
+      } else diskStore = await this.makeDisk(id, image, config.diskMb);
       const base = {
         id,
         kind: params.kind,
@@ -171,6 +171,7 @@ export class Instances {
         imageConfig: image.config,
         config,
         diskMb: config.diskMb,
+        ...(diskStore ? { diskStore } : {}),
         createdAt: new Date().toISOString(),
       };
       const record: InstanceRecord = { ...base, ...(await this.boot(base, params.layersDir)) };
@@ -180,6 +181,31 @@ export class Instances {
       await this.teardown(id);
       throw error;
     }
+  }
+
+  /** A new, empty disk with the upper and work dirs of the root and of every host dir; whether it is in the store. */
+  private async makeDisk(id: string, image: ImageRecord, sizeMb: number): Promise<boolean> {
+    const disk = join(this.dir(id), 'disk');
+    const diskStore = await this.disks.create({ id, sizeMb, mountPoint: disk });
+    await Promise.all(['upper', 'work'].map((sub) => mkdir(join(disk, sub))));
+    // An upper dir's mode is the mode of the directory it covers inside (`/`, `/usr`): set it
+    // explicitly, whatever the server's umask (077 would make them 0700 for the sandbox's users).
+    await chmod(join(disk, 'upper'), 0o755);
+    for (const hostDir of image.hostDirs) {
+      await mkdir(join(disk, 'host', hostDirKey(hostDir), 'upper'), { recursive: true });
+      await mkdir(join(disk, 'host', hostDirKey(hostDir), 'work'), { recursive: true });
+      await chmod(join(disk, 'host', hostDirKey(hostDir), 'upper'), (await stat(hostDir)).mode & 0o7777);
+    }
+    return diskStore;
+  }
+
+  /**
+   * A `volatile` overlay leaves a marker in its work dir and refuses to mount over it again; a disk
+   * that was unmounted cleanly (a stop) or frozen (a fork's clone) holds its data, so the marker
+   * says nothing there.
+   */
+  private async clearVolatileMarks(record: Pick<InstanceRecord, 'id' | 'hostDirs' | 'diskMb'>): Promise<void> {
+    for (const { dir } of this.upperDirs(record)) await removeTree(join(dirname(dir), 'work', 'work', 'incompat'));
   }
 
   /**
@@ -253,6 +279,7 @@ export class Instances {
       await writeJsonAtomic(join(this.dir(id), 'instance.json'), { ...record, stopped: true });
     }
     await this.halt(record);
+    if (record.diskMb) await this.disks.sync(record);
     return { ...record, stopped: true };
   }
 
@@ -268,10 +295,8 @@ export class Instances {
     await this.halt(record);
     const writable = this.writable(record);
     try {
-      if (record.diskMb) await remountInstanceDisk({ file: join(this.dir(id), 'disk.img'), mountPoint: writable });
-      // A `volatile` overlay leaves this marker and refuses to mount over it again; the disk was
-      // unmounted cleanly at stop (its data is on it), so the marker says nothing here.
-      for (const { dir } of this.upperDirs(record)) await removeTree(join(dirname(dir), 'work', 'work', 'incompat'));
+      if (record.diskMb) await this.disks.mount(record, writable);
+      await this.clearVolatileMarks(record);
       const started: InstanceRecord = { ...record, ...(await this.boot(record, layersDir)), stopped: false };
       await writeJsonAtomic(join(this.dir(id), 'instance.json'), started);
       return started;
@@ -335,7 +360,9 @@ export class Instances {
     if (record) await this.stopProcesses(record);
     await this.cgroups.removeSandbox(id);
     await this.unmountAll(id);
-    if ((await mountsUnder(this.dir(id))).length === 0) await removeTree(this.dir(id));
+    if ((await mountsUnder(this.dir(id))).length > 0) return;
+    await this.disks.remove(id);
+    await removeTree(this.dir(id));
   }
 
   async ids(): Promise<string[]> {
@@ -369,6 +396,7 @@ export class Instances {
         removed.push(name);
       }
     }
+    await this.disks.collect(new Set(live.map((r) => r.id)));
     const liveIds = new Set(live.filter((r) => !r.stopped).map((r) => r.id));
     for (const group of await this.cgroups.listSandboxes()) {
       if (!liveIds.has(group)) await this.cgroups.removeSandbox(group);

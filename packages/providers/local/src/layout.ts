@@ -8,6 +8,10 @@ export interface Layout {
   images: string;
   layers: string;
   instances: string;
+  /** Instance disk files on a filesystem that clones them (FICLONE): a plain dir, or the XFS pool's mount point. */
+  disks: string;
+  /** The XFS pool's image file, made when the data dir's own filesystem cannot clone files. */
+  diskPool: string;
   tmp: string;
   seccomp: string;
   lock: string;
@@ -20,6 +24,8 @@ export function layoutOf(dataDir: string): Layout {
     images: join(root, 'images'),
     layers: join(root, 'layers'),
     instances: join(root, 'instances'),
+    disks: join(root, 'disks'),
+    diskPool: join(root, 'disks.xfs'),
     tmp: join(root, 'tmp'),
     seccomp: join(root, 'seccomp.bpf'),
     lock: join(root, 'lock'),

@@ -34,8 +34,9 @@ import { captureLease } from './capture.ts';
 import { type Cgroups, detectCgroups } from './cgroups.ts';
 import { listUpperChanges } from './changes.ts';
 import { LOCAL_RUNTIME_KNOBS, type LocalConfig, localConfigSchema } from './config.ts';
+import { InstanceDisks } from './disk.ts';
 import { localError, PROVIDER_ID } from './errors.ts';
-import { forkInstance } from './fork.ts';
+import { forkInstance, thawInterruptedForks } from './fork.ts';
 import { removeTree } from './fs-util.ts';
 import { ImageStore } from './image-store.ts';
 import type { ImageRecord } from './image-types.ts';
@@ -56,6 +57,12 @@ export interface LocalProviderOptions extends ProviderContext {
   maxLayers?: number | undefined;
   /** Where faults that do not stop sandboxes are reported (an unprotected init). Default: `process.emitWarning`. */
   onWarning?: ((message: string) => void) | undefined;
+  /**
+   * Clone sandbox disks (ADR 0031): a fork clones its source's disk and a create clones a blank,
+   * on the data dir's filesystem or an XFS pool made for it. False: every disk is formatted and a
+   * fork copies the source's files. Default true.
+   */
+  diskClones?: boolean | undefined;
 }
 
 export interface LocalProvider extends SandboxProvider {
@@ -88,16 +95,11 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     if (!initBinary) throw localError('unavailable', 'the sandbox init is not built yet; the availability check builds it');
     return initBinary;
   };
+  const warn = options.onWarning ?? ((message: string) => process.emitWarning(message, { code: 'SANDCAST_LOCAL_RUNTIME' }));
+  const disks = new InstanceDisks(layout, { clones: options.diskClones !== false, warn });
   // Null when this machine has no usable cgroups: availability() then says why, and nothing runs.
   const runtime: Runtime | null = cgroups
-    ? {
-        cgroups,
-        instances: new Instances(layout, cgroups, {
-          seccompPath: layout.seccomp,
-          initBinary: builtInit,
-          warn: options.onWarning ?? ((message) => process.emitWarning(message, { code: 'SANDCAST_LOCAL_RUNTIME' })),
-        }),
-      }
+    ? { cgroups, instances: new Instances(layout, cgroups, { seccompPath: layout.seccomp, initBinary: builtInit, warn }, disks) }
     : null;
   const background = new Set<Promise<void>>();
   let availability: Promise<Availability> | null = null;
@@ -160,7 +162,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     }
     await writeFile(layout.lock, `${process.pid}\n`);
     await writeFile(layout.seccomp, seccomp);
+    await disks.prepare();
     const { live } = await runtime.instances.recover();
+    await thawInterruptedForks(runtime.instances, runtime.cgroups, live);
     for (const point of await mountsUnder(layout.tmp)) await unmount(point);
     for (const name of await readdir(layout.tmp).catch(() => [])) await removeTree(join(layout.tmp, name));
     await store.collectLayers(live.flatMap((r) => r.layers));
@@ -553,6 +557,8 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       await images.stopDigests();
       const holder = (await readFile(layout.lock, 'utf8').catch(() => '')).trim();
       if (holder === String(process.pid)) await writeFile(layout.lock, '');
+      // The disk pool stays while a sandbox runs on it (it outlives the server); a later use mounts it again.
+      await disks.release();
       await cgroups?.removeRootIfEmpty();
       stopSpawnerWhenIdle();
     },

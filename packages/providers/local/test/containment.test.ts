@@ -162,7 +162,9 @@ describe('local provider containment', () => {
     const past = await sh('dd if=/dev/zero of=/var/past bs=1M count=200 2>&1; echo "exit=$?"');
     expect(past.stdout).toMatch(/No space left on device/);
     expect(past.stdout).toMatch(/exit=1/);
-    const image = join(temp.dataDir, 'providers/local/instances', sandbox, 'disk.img');
+    // In the disk store where files can be cloned (ADR 0031), else in the instance's own dir.
+    const stored = join(temp.dataDir, 'providers/local/disks', `${sandbox}.img`);
+    const image = existsSync(stored) ? stored : join(temp.dataDir, 'providers/local/instances', sandbox, 'disk.img');
     expect((await stat(image)).blocks * 512).toBeLessThanOrEqual(64 * 1024 * 1024);
     // The sandbox is still usable once space is freed.
     expect((await sh('rm /var/past && echo freed')).stdout).toBe('freed\n');
