@@ -34,7 +34,14 @@ async function main() {
   const config = PROVIDER === 'docker' ? { image: DOCKER_IMAGE } : {};
 
   const server = await startServer(
-    loadConfig({ SANDCAST_PORT: '0', SANDCAST_SSH_PORT: '0', SANDCAST_DATA_DIR: dataDir, SANDCAST_LOG_LEVEL: 'warn' }),
+    loadConfig({
+      SANDCAST_PORT: '0',
+      SANDCAST_SSH_PORT: '0',
+      SANDCAST_DATA_DIR: dataDir,
+      SANDCAST_LOG_LEVEL: 'warn',
+      // The raw-provider rounds create instances no record owns; a sweep mid-loop would collect them.
+      SANDCAST_RECONCILE_INTERVAL_SECONDS: '3600',
+    }),
     {
       providers: [provider],
       store: createStore(await createDb({ pglite: 'memory://' })),
