@@ -148,7 +148,7 @@ for (const provider of PROVIDERS) {
       const cases: Array<{ reason: string; hooks: typeof state.hooks }> = [
         { reason: 'ready_nonce_mismatch', hooks: { gatewayNonce: () => 'f'.repeat(32) } },
         { reason: 'contaminated', hooks: { command: contaminate } },
-        { reason: 'ready_timeout', hooks: { command: () => ['sleep', '30'] } },
+        { reason: 'ready_timeout', hooks: { command: () => ['sleep', '30'], expireReadyWait: true } },
       ];
       for (const { reason, hooks } of cases) {
         state.hooks = hooks;
