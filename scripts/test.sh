@@ -30,12 +30,32 @@ for setup in packages/providers/*/scripts/ci-setup.sh; do
   fi
 done
 
-STEP="lint (npm run lint)"
-echo "== $STEP"
-npm run --silent lint
-STEP="typecheck (npm run typecheck)"
-echo "== $STEP"
-npm run --silent typecheck
+# Lint and type-check read the same files and neither writes any: they run side by side (each
+# mostly on one core), each into its own log, printed whole under its step's name once both end.
+checks_dir="$(mktemp -d)"
+STEP="lint (npm run lint) and typecheck (npm run typecheck)"
+echo "== $STEP, side by side"
+npm run --silent lint >"$checks_dir/lint.log" 2>&1 &
+lint_pid=$!
+npm run --silent typecheck >"$checks_dir/typecheck.log" 2>&1 &
+typecheck_pid=$!
+lint_status=0
+typecheck_status=0
+wait "$lint_pid" || lint_status=$?
+wait "$typecheck_pid" || typecheck_status=$?
+echo "== lint (npm run lint)"
+cat "$checks_dir/lint.log"
+echo "== typecheck (npm run typecheck)"
+cat "$checks_dir/typecheck.log"
+rm -rf "$checks_dir"
+if [ "$lint_status" -ne 0 ]; then
+  STEP="lint (npm run lint)"
+  exit "$lint_status"
+fi
+if [ "$typecheck_status" -ne 0 ]; then
+  STEP="typecheck (npm run typecheck)"
+  exit "$typecheck_status"
+fi
 STEP="tests (npx vitest run)"
 echo "== $STEP"
 npx vitest run "$@"

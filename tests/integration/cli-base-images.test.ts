@@ -1,26 +1,15 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { testDatabases } from '@sandcast/db/testing';
 import { createLocalProvider } from '@sandcast/provider-local';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliRun, sandcast as runCli } from './support/cli.ts';
 import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
 
-const CLI = fileURLToPath(new URL('../../apps/cli/bin/sandcast.mjs', import.meta.url));
-
-function sandcast(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { env: { ...process.env, ...env }, timeout: 600_000, maxBuffer: 512 * 1024 * 1024, encoding: 'latin1' },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      },
-    );
-  });
+function sandcast(args: string[], env: Record<string, string>): Promise<CliRun> {
+  return runCli(args, env, { timeoutMs: 600_000, encoding: 'latin1' });
 }
 
 /** A rootfs of the host's dash and its libraries, tarred: an import needs no download. */

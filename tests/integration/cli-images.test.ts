@@ -1,12 +1,11 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { SandcastClient } from '@sandcast/client';
 import { testDatabases } from '@sandcast/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI } from './support/cli.ts';
 import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
 
 const pglite = testDatabases().find((d) => d.kind === 'pglite')!;
-const CLI = fileURLToPath(new URL('../../apps/cli/bin/sandcast.mjs', import.meta.url));
 
 interface Run {
   code: number | null;

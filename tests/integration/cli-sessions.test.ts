@@ -1,19 +1,9 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { testDatabases } from '@sandcast/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandcast } from './support/cli.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 
 const pglite = testDatabases().find((d) => d.kind === 'pglite')!;
-const CLI = fileURLToPath(new URL('../../apps/cli/bin/sandcast.mjs', import.meta.url));
-
-function sandcast(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 /** Runs a command that must succeed and returns its JSON answer. */
 async function json<T = Record<string, unknown>>(args: string[], env: Record<string, string>): Promise<T> {

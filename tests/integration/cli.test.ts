@@ -1,21 +1,11 @@
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { testDatabases } from '@sandcast/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, sandcast } from './support/cli.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 
 const pglite = testDatabases().find((d) => d.kind === 'pglite')!;
-const CLI = fileURLToPath(new URL('../../apps/cli/bin/sandcast.mjs', import.meta.url));
-
-function sandcast(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 describe('sandcast CLI against a running server', () => {
   let t: TestServer;

@@ -1,7 +1,7 @@
 import { testDatabases } from '@sandcast/db/testing';
 import { type FakeDaytona, fakeDaytonaSkipReason, startFakeDaytona } from '@sandcast/provider-daytona/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
+import { enableEnvironments, recordingCall, startTestServer, type TestServer } from './support/harness.ts';
 import { requireForSuite } from './support/lifecycle.ts';
 import { attachTerminal } from './support/terminal-client.ts';
 
@@ -15,15 +15,7 @@ for (const database of testDatabases()) {
     let t: TestServer;
     /** Every answer body the test saw, to search for the planted secret at the end. */
     const answers: string[] = [];
-    const call = async (method: string, path: string, body?: unknown) => {
-      const answer = await t.fetch(path, {
-        method,
-        ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-      });
-      answers.push(answer.text);
-      // biome-ignore lint/suspicious/noExplicitAny: raw answers of many shapes, read field by field below
-      return answer as { status: number; body: Record<string, any>; text: string };
-    };
+    const call = recordingCall(() => t, answers);
 
     beforeAll(async () => {
       fake = await startFakeDaytona({ apiKey: planted });

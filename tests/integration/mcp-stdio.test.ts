@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { SandcastClient } from '@sandcast/client';
@@ -6,11 +5,11 @@ import { SESSION_TOOL_NAMES } from '@sandcast/contracts';
 import { FLEET_NOT_OURS_MESSAGE } from '@sandcast/core';
 import { testDatabases } from '@sandcast/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI } from './support/cli.ts';
 import { adminOf, twoFleetSessions } from './support/fleet-flow.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 
 const pglite = testDatabases().find((d) => d.kind === 'pglite')!;
-const CLI = fileURLToPath(new URL('../../apps/cli/bin/sandcast.mjs', import.meta.url));
 
 type ToolAnswer = { isError?: boolean; content: Array<{ type: string; text?: string }> };
 const textOf = (answer: unknown) => (answer as ToolAnswer).content.map((c) => c.text ?? '').join('');

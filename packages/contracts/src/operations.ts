@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ActivityListSchema, ActivityQuerySchema } from './activity.ts';
+import type { ApiOperation } from './api-operation.ts';
 import { AuthSessionSchema, LoginBodySchema, LogoutAnswerSchema } from './auth.ts';
-import { BaseImageListSchema, BuildBaseImageBodySchema, ImageOperationLineSchema, ImportBaseImageQuerySchema } from './base-images.ts';
 import { BridgeUpstreamListSchema, BridgeUpstreamSchema, PutBridgeUpstreamBodySchema } from './bridge-upstreams.ts';
 import {
   ConnectionListSchema,
@@ -10,25 +10,7 @@ import {
   CreateConnectionBodySchema,
   UpdateConnectionBodySchema,
 } from './connections.ts';
-import {
-  CancelSetupAnswerSchema,
-  CancelSetupBodySchema,
-  CustomImageOverviewSchema,
-  CustomImageTemplateListSchema,
-  DisableAnswerSchema,
-  DisableQuerySchema,
-  ExecBodySchema,
-  ExecResultSchema,
-  FinishSetupAnswerSchema,
-  FinishSetupBodySchema,
-  ProbeAnswerSchema,
-  RelinkAnswerSchema,
-  RelinkBodySchema,
-  RollbackAnswerSchema,
-  SetupChangesSchema,
-  SetupSessionAnswerSchema,
-  StartSetupSessionBodySchema,
-} from './custom-images.ts';
+import { ExecBodySchema, ExecResultSchema } from './custom-images.ts';
 import {
   CreateEnvironmentBodySchema,
   EnvironmentListSchema,
@@ -40,6 +22,7 @@ import {
 import { HealthResponseSchema } from './health.ts';
 import { ApiKeyListSchema, ApiKeySchema, CreateApiKeyBodySchema, CreatedApiKeySchema, UpdateApiKeyBodySchema } from './keys.ts';
 import { FLEET_OPERATIONS } from './operations-fleet.ts';
+import { IMAGE_OPERATIONS } from './operations-images.ts';
 import { AGENT_AND_SESSION_OPERATIONS } from './operations-sessions.ts';
 import { API_PATHS } from './paths.ts';
 import { OpenPortBodySchema, PORT_OWNERS, PortUrlSchema } from './ports.ts';
@@ -53,50 +36,8 @@ import {
 } from './sandboxes.ts';
 import { InstanceSettingsPatchSchema, InstanceSettingsSchema } from './settings.ts';
 import { SandboxTargetListSchema } from './targets.ts';
-import { TerminalSessionTokenAnswerSchema, TerminalSocketQuerySchema } from './terminal.ts';
 
-type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
-/**
- * One operation of the HTTP API, as the OpenAPI document (`GET /api/openapi.json`) describes it.
- * Path parameters come from the `:name` segments of `path`. A JSON body or answer names its
- * schema; anything else names its media type. Who may call it is not here: the server's route
- * declares that, and the document takes it from there.
- */
-export interface ApiOperation {
-  method: Method;
-  /** A value of API_PATHS. */
-  path: string;
-  tag:
-    | 'meta'
-    | 'auth'
-    | 'settings'
-    | 'environments'
-    | 'custom images'
-    | 'sandboxes'
-    | 'agents'
-    | 'sessions'
-    | 'fleet'
-    | 'base images'
-    | 'keys'
-    | 'activity';
-  summary: string;
-  query?: z.ZodObject | undefined;
-  /** A JSON body, or the media type of a raw one. */
-  body?: z.ZodType | { mediaType: string; description: string } | undefined;
-  /** Default 200. */
-  status?: 200 | 201 | undefined;
-  /** A JSON answer, or the media type of another kind (a stream, a page, a file). */
-  answer: z.ZodType | { mediaType: string; description: string; schema?: z.ZodType | undefined };
-  /** A WebSocket upgrade rather than a plain request. */
-  websocket?: true | undefined;
-}
-
-const ndjsonProgress = {
-  mediaType: 'application/x-ndjson',
-  description: 'One JSON line per step: `progress`, then `done` with the image, or `error` with an error code.',
-  schema: ImageOperationLineSchema,
-};
+export type { ApiOperation };
 
 /** The four port operations, the same for every owner of ports (docs/decisions/0017-setup-session-ports.md). */
 function portOperations(
@@ -294,146 +235,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     answer: z.object({ key: ApiKeySchema }),
   },
   { method: 'DELETE', path: API_PATHS.apiKey, tag: 'keys', summary: 'Revoke an API key', answer: z.object({ key: ApiKeySchema }) },
-  {
-    method: 'GET',
-    path: API_PATHS.customImageOverview,
-    tag: 'custom images',
-    summary: "The environment's active image, sessions and capability",
-    answer: CustomImageOverviewSchema,
-  },
-  {
-    method: 'DELETE',
-    path: API_PATHS.customImageOverview,
-    tag: 'custom images',
-    summary: 'Disable the active image (runs use the base config)',
-    query: DisableQuerySchema,
-    answer: DisableAnswerSchema,
-  },
-  {
-    method: 'GET',
-    path: API_PATHS.customImageTemplates,
-    tag: 'custom images',
-    summary: 'Every image of the environment, newest first',
-    answer: CustomImageTemplateListSchema,
-  },
-  {
-    method: 'POST',
-    path: API_PATHS.setupSessions,
-    tag: 'custom images',
-    summary: 'Start a setup session',
-    body: StartSetupSessionBodySchema,
-    status: 201,
-    answer: SetupSessionAnswerSchema,
-  },
-  { method: 'GET', path: API_PATHS.setupSession, tag: 'custom images', summary: 'A setup session', answer: SetupSessionAnswerSchema },
-  {
-    method: 'GET',
-    path: API_PATHS.setupSessionChanges,
-    tag: 'custom images',
-    summary: 'What the setup sandbox changed',
-    answer: SetupChangesSchema,
-  },
-  {
-    method: 'POST',
-    path: API_PATHS.setupSessionExec,
-    tag: 'custom images',
-    summary: 'Run a command in the setup sandbox',
-    body: ExecBodySchema,
-    answer: ExecResultSchema,
-  },
-  {
-    method: 'POST',
-    path: API_PATHS.setupSessionFinish,
-    tag: 'custom images',
-    summary: 'Capture the setup sandbox as the active image',
-    body: FinishSetupBodySchema,
-    answer: FinishSetupAnswerSchema,
-  },
-  {
-    method: 'POST',
-    path: API_PATHS.setupSessionCancel,
-    tag: 'custom images',
-    summary: 'Cancel a setup session',
-    body: CancelSetupBodySchema,
-    answer: CancelSetupAnswerSchema,
-  },
-  {
-    method: 'POST',
-    path: API_PATHS.terminalSessionToken,
-    tag: 'custom images',
-    summary: 'A single-use connect token for the browser terminal',
-    status: 201,
-    answer: TerminalSessionTokenAnswerSchema,
-  },
-  {
-    method: 'GET',
-    path: API_PATHS.terminalSocket,
-    tag: 'custom images',
-    summary: 'The browser terminal (WebSocket; the token travels in the first frame, see ws-terminal.md)',
-    query: TerminalSocketQuerySchema,
-    answer: { mediaType: 'application/json', description: 'Switching protocols to a WebSocket.' },
-    websocket: true,
-  },
-  {
-    method: 'POST',
-    path: API_PATHS.customImageRollback,
-    tag: 'custom images',
-    summary: 'Swap the active image with the one it superseded',
-    answer: RollbackAnswerSchema,
-  },
-  {
-    method: 'POST',
-    path: API_PATHS.customImageRelink,
-    tag: 'custom images',
-    summary: 'Relink a detached image to the current config',
-    body: RelinkBodySchema,
-    answer: RelinkAnswerSchema,
-  },
-  {
-    method: 'POST',
-    path: API_PATHS.environmentProbe,
-    tag: 'custom images',
-    summary: 'Boot a sandbox as a run would, check it, remove it',
-    answer: ProbeAnswerSchema,
-  },
-  {
-    method: 'GET',
-    path: API_PATHS.baseImages,
-    tag: 'base images',
-    summary: 'Base images a provider keeps itself',
-    answer: BaseImageListSchema,
-  },
-  {
-    method: 'POST',
-    path: API_PATHS.baseImageImport,
-    tag: 'base images',
-    summary: 'Import a rootfs tarball or `docker save` archive',
-    query: ImportBaseImageQuerySchema,
-    body: { mediaType: 'application/x-tar', description: 'The archive.' },
-    answer: ndjsonProgress,
-  },
-  {
-    method: 'POST',
-    path: API_PATHS.baseImageBuild,
-    tag: 'base images',
-    summary: 'Build a base image from distribution packages',
-    body: BuildBaseImageBodySchema,
-    answer: ndjsonProgress,
-  },
-  {
-    method: 'GET',
-    path: API_PATHS.baseImageExport,
-    tag: 'base images',
-    summary: 'Export a base image as an archive `docker load` accepts',
-    answer: { mediaType: 'application/x-tar', description: 'The archive.' },
-  },
-  {
-    method: 'DELETE',
-    path: API_PATHS.baseImage,
-    tag: 'base images',
-    summary: 'Remove a base image',
-    answer: z.object({ removed: z.string() }),
-  },
+  ...IMAGE_OPERATIONS,
   { method: 'GET', path: API_PATHS.sandboxes, tag: 'sandboxes', summary: 'Sandboxes, newest first', answer: SandboxListSchema },
   {
     method: 'POST',

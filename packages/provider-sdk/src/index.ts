@@ -7,6 +7,7 @@ export { isProviderError, PROVIDER_ERROR_CODES, ProviderError } from './errors.t
 export type { CollectedExec, ExecChunk, ExecExit, ExecProcess, ExecSource, ExecStreamName } from './exec-output.ts';
 export { collectExecOutput, DEFAULT_EXEC_OUTPUT_MAX_BYTES, ExecOutput, utf8Boundary } from './exec-output.ts';
 export { resolveDirInsideRoot } from './host-path.ts';
+export { PidLineFilter, pidLineCommand, pidLinePrologue } from './pid-line.ts';
 export type {
   Availability,
   CapturedTemplate,

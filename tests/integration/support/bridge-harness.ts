@@ -14,6 +14,8 @@ export const GATEWAY = '/run/sandcast/bin/sandcast-gateway';
 export const UPSTREAM_SECRET = `upstream-secret-${randomInt(1e9)}`;
 
 interface Hooks {
+  /** The wait for READY is over at once, as if its budget had passed (the case of a gateway that never answers). */
+  expireReadyWait?: true;
   command?: (command: string[]) => string[];
   gatewayNonce?: (nonce: string) => string;
   onReady?: (cut: () => void) => void;
@@ -62,6 +64,11 @@ export function useBridgeServer(provider: (dataDir: string) => SandboxProvider, 
           },
           duplex: {
             readyTimeoutMs: 3000,
+            readyClock: {
+              now: () => Date.now(),
+              setTimeout: (callback, ms) => setTimeout(callback, state.hooks.expireReadyWait ? 0 : ms),
+              clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+            },
             hooks: {
               command: (command) => state.hooks.command?.(command) ?? command,
               gatewayNonce: (nonce) => state.hooks.gatewayNonce?.(nonce) ?? nonce,

@@ -103,3 +103,19 @@ export async function startTestServer(options: {
 export async function enableEnvironments(client: SandcastClient): Promise<void> {
   await client.settings.update({ experimental: { enableEnvironments: true } });
 }
+
+/**
+ * A raw JSON call to the server that keeps every answer's text in `answers`, so a test can search
+ * all it saw for a planted secret at the end. `server` is read at call time (set in beforeAll).
+ */
+export function recordingCall(server: () => TestServer, answers: string[]) {
+  return async (method: string, path: string, body?: unknown) => {
+    const answer = await server().fetch(path, {
+      method,
+      ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    });
+    answers.push(answer.text);
+    // biome-ignore lint/suspicious/noExplicitAny: raw answers of many shapes, read field by field by the tests
+    return answer as { status: number; body: Record<string, any>; text: string };
+  };
+}

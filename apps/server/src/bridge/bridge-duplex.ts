@@ -3,6 +3,7 @@ import {
   awaitReady,
   type BridgeLog,
   type BridgeTelemetry,
+  type Clock,
   createDuplexBroker,
   createNonce,
   type DuplexBroker,
@@ -27,6 +28,8 @@ interface DuplexTestHooks {
 
 export interface DuplexOptions {
   readyTimeoutMs?: number | undefined;
+  /** The clock of the wait for READY (tests move it past the budget instead of waiting it out). */
+  readyClock?: Clock | undefined;
   heartbeatIntervalMs?: number | undefined;
   hooks?: DuplexTestHooks | undefined;
 }
@@ -77,6 +80,7 @@ export async function openDuplexChannel(options: {
     input: stdoutOf(process),
     nonce,
     ...(options.duplex.readyTimeoutMs ? { timeoutMs: options.duplex.readyTimeoutMs } : {}),
+    ...(options.duplex.readyClock ? { clock: options.duplex.readyClock } : {}),
   });
   if (!handshake.ready) {
     stdin.end();

@@ -1,3 +1,4 @@
+import type { UseQueryResult } from '@tanstack/react-query';
 import { AlertTriangle, RotateCw } from 'lucide-react';
 import type { ReactNode } from 'react';
 import { errorMessage } from '../api/errors.ts';
@@ -45,4 +46,25 @@ export function EmptyState({ message, action }: { message: ReactNode; action?: R
 
 export function Spinner({ className = 'size-4' }: { className?: string }) {
   return <RotateCw aria-hidden className={`animate-spin ${className}`} />;
+}
+
+/** What a query shows while it loads, when it failed (with a retry), and its data once there. */
+export function QueryState<T>({
+  query,
+  loading,
+  lines,
+  errorTitle,
+  children,
+}: {
+  query: UseQueryResult<T>;
+  /** The skeleton's accessible label ("Loading …"). */
+  loading: string;
+  lines?: number | undefined;
+  errorTitle?: string | undefined;
+  children: (data: T) => ReactNode;
+}) {
+  if (query.isPending) return <Skeleton label={loading} {...(lines ? { lines } : {})} />;
+  if (query.isError)
+    return <ErrorState error={query.error} onRetry={() => void query.refetch()} {...(errorTitle ? { title: errorTitle } : {})} />;
+  return children(query.data);
 }

@@ -9,6 +9,7 @@ import { useConnections, useTargets } from '../api/queries.ts';
 import { queryKeys } from '../api/query-keys.ts';
 import { Breadcrumb } from '../components/Breadcrumb.tsx';
 import { Button } from '../components/Button.tsx';
+import { LabelledField } from '../components/Field.tsx';
 import { Section } from '../components/Section.tsx';
 import { ErrorState, Skeleton } from '../components/States.tsx';
 import { ConnectionPicker } from '../modules/connections/ConnectionPicker.tsx';
@@ -78,10 +79,7 @@ export function EnvironmentCreatePage() {
         <p className="text-sm text-zinc-400">Save it first; the custom image section appears when you open it again to edit.</p>
       </div>
       <Section title="Basics">
-        <div className="max-w-sm space-y-1">
-          <label htmlFor="env-name" className="text-sm font-medium text-zinc-100">
-            Name
-          </label>
+        <LabelledField htmlFor="env-name" label="Name" className="max-w-sm">
           <input
             id="env-name"
             aria-required
@@ -103,7 +101,7 @@ export function EnvironmentCreatePage() {
           <p id="env-name-hint" className="text-xs text-zinc-400">
             1–63 lowercase letters, digits, ".", "_" or "-".
           </p>
-        </div>
+        </LabelledField>
       </Section>
       <Section title="Provider">
         {targets.isPending ? (

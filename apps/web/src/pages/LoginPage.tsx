@@ -6,6 +6,7 @@ import { useClient } from '../api/client-context.tsx';
 import { errorMessage } from '../api/errors.ts';
 import { queryKeys } from '../api/query-keys.ts';
 import { Button } from '../components/Button.tsx';
+import { LabelledField } from '../components/Field.tsx';
 
 /**
  * Authenticated mode: exchange an API key for an httpOnly session cookie. The key goes to the
@@ -46,10 +47,7 @@ export function LoginPage() {
           This instance requires an API key. A fresh instance writes its admin key to{' '}
           <code className="font-mono text-xs">&lt;data dir&gt;/admin-api-key</code>.
         </p>
-        <div className="space-y-1">
-          <label htmlFor="api-key" className="text-sm font-medium text-zinc-100">
-            API key
-          </label>
+        <LabelledField htmlFor="api-key" label="API key">
           <input
             id="api-key"
             type="password"
@@ -62,7 +60,7 @@ export function LoginPage() {
             placeholder="sc_…"
             aria-describedby={login.isError ? 'login-error' : undefined}
           />
-        </div>
+        </LabelledField>
         {login.isError ? (
           <p id="login-error" role="alert" className="text-sm text-red-300">
             {errorMessage(login.error)}

@@ -8,6 +8,7 @@ import { errorMessage } from '../api/errors.ts';
 import { useEnvironments, useProviderName, useSandboxes } from '../api/queries.ts';
 import { queryKeys } from '../api/query-keys.ts';
 import { Button } from '../components/Button.tsx';
+import { LabelledField } from '../components/Field.tsx';
 import { Section } from '../components/Section.tsx';
 import { EmptyState, ErrorState, Skeleton, Spinner } from '../components/States.tsx';
 import { Elapsed } from '../components/time.tsx';
@@ -61,10 +62,7 @@ export function SandboxesPage() {
           />
         ) : (
           <form onSubmit={submit} className="flex flex-wrap items-end gap-2">
-            <div className="space-y-1">
-              <label htmlFor="sandbox-environment" className="text-sm font-medium text-zinc-100">
-                Environment
-              </label>
+            <LabelledField htmlFor="sandbox-environment" label="Environment">
               <select
                 id="sandbox-environment"
                 value={chosen}
@@ -77,7 +75,7 @@ export function SandboxesPage() {
                   </option>
                 ))}
               </select>
-            </div>
+            </LabelledField>
             <Button
               type="submit"
               variant="primary"

@@ -5,7 +5,9 @@ import {
   type ExecProcess,
   type ExecRequest,
   type ExecResult,
+  PidLineFilter,
   ProviderError,
+  pidLineCommand,
 } from '@sandcast/provider-sdk';
 import type Docker from 'dockerode';
 import { WORKDIR } from './config.ts';
@@ -25,10 +27,9 @@ const HELD_STDOUT_CHUNKS = 16;
  * process group of everything the command spawns: a timeout kills the group through a second exec.
  */
 const PID_MARKER = 'sandcast-exec-pid=';
-const WRAPPER = `printf '${PID_MARKER}%s\\n' "$$" >&2; exec "$@"`;
 
 function wrapCommand(command: string[]): string[] {
-  return ['/bin/sh', '-c', WRAPPER, 'sandcast-exec', ...command];
+  return pidLineCommand(PID_MARKER, { toStderr: true, name: 'sandcast-exec' }, command);
 }
 
 /**
@@ -51,32 +52,6 @@ export class StreamDemuxer {
       else this.onStdout(payload);
       this.pending = this.pending.subarray(8 + length);
     }
-  }
-}
-
-/** Strips the wrapper's pid line from the front of stderr and reports the pid once it is seen. */
-class PidMarkerFilter {
-  private head = '';
-  private done = false;
-  pid: number | null = null;
-  constructor(private readonly sink: (chunk: Buffer) => void) {}
-  push(chunk: Buffer): void {
-    if (this.done) {
-      this.sink(chunk);
-      return;
-    }
-    this.head += chunk.toString('latin1');
-    const newline = this.head.indexOf('\n');
-    if (newline < 0 && this.head.length < 64) return;
-    this.done = true;
-    const line = newline < 0 ? '' : this.head.slice(0, newline);
-    const rest = Buffer.from(line.startsWith(PID_MARKER) ? this.head.slice(newline + 1) : this.head, 'latin1');
-    if (line.startsWith(PID_MARKER)) this.pid = Number(line.slice(PID_MARKER.length)) || null;
-    if (rest.length > 0) this.sink(rest);
-  }
-  flush(): void {
-    if (!this.done && this.head.length > 0) this.sink(Buffer.from(this.head, 'latin1'));
-    this.done = true;
   }
 }
 
@@ -178,7 +153,7 @@ export async function startExec(handle: ContainerHandle, request: ExecRequest): 
     heldStdout = null;
     for (const chunk of held) output.push(as, chunk);
   };
-  const marker = new PidMarkerFilter((chunk) => {
+  const marker = new PidLineFilter(PID_MARKER, (chunk) => {
     if (heldStdout) releaseStdout('stdout');
     output.push('stderr', chunk);
   });

@@ -1,4 +1,4 @@
-import type { Disposable, PtyOptions, PtyStream } from '@sandcast/provider-sdk';
+import { type Disposable, PidLineFilter, type PtyOptions, type PtyStream, pidLineCommand } from '@sandcast/provider-sdk';
 import type Docker from 'dockerode';
 import { WORKDIR } from './config.ts';
 import { ENGINE_CALL_DEADLINE_MS, withDeadline } from './connection.ts';
@@ -14,7 +14,6 @@ const DEFAULT_PTY_COMMAND = ['/bin/sh', '-c', 'if command -v bash >/dev/null 2>&
  * line is removed from the output before any listener sees it.
  */
 const PID_MARKER = 'sandcast-pty-pid=';
-const WRAPPER = `printf '${PID_MARKER}%s\\n' "$$"; exec "$@"`;
 
 /** Output kept while nobody listens (a terminal between two subscribers); the rest is dropped. */
 const MAX_EARLY_BYTES = 1024 * 1024;
@@ -29,7 +28,7 @@ export async function openPty(handle: ContainerHandle, options: PtyOptions): Pro
   const entry = handle.gate?.enter(handle.container.id);
   try {
     exec = await handle.container.exec({
-      Cmd: ['/bin/sh', '-c', WRAPPER, 'sandcast-pty', ...command],
+      Cmd: pidLineCommand(PID_MARKER, { toStderr: false, name: 'sandcast-pty' }, command),
       AttachStdin: true,
       AttachStdout: true,
       AttachStderr: true,
@@ -52,8 +51,6 @@ export async function openPty(handle: ContainerHandle, options: PtyOptions): Pro
   // Output that arrives before anyone listens is kept, so the first prompt is not lost.
   const early: Buffer[] = [];
   let exitResult: { exitCode: number | null } | null = null;
-  let pid: number | null = null;
-  let head = '';
   let closed = false;
   let ordered: Promise<void> = Promise.resolve();
   let pendingResizes = 0;
@@ -68,24 +65,8 @@ export async function openPty(handle: ContainerHandle, options: PtyOptions): Pro
     } else for (const listener of dataListeners) listener(chunk);
   };
 
-  socket.on('data', (chunk: Buffer) => {
-    if (pid !== null) {
-      emit(chunk);
-      return;
-    }
-    head += chunk.toString('latin1');
-    const newline = head.indexOf('\n');
-    if (newline < 0 && head.length < 64) return;
-    const line = newline < 0 ? '' : head.slice(0, newline).replace(/\r$/, '');
-    if (line.startsWith(PID_MARKER)) {
-      pid = Number(line.slice(PID_MARKER.length)) || -1;
-      emit(Buffer.from(head.slice(newline + 1), 'latin1'));
-    } else {
-      pid = -1;
-      emit(Buffer.from(head, 'latin1'));
-    }
-    head = '';
-  });
+  const pidLine = new PidLineFilter(PID_MARKER, emit);
+  socket.on('data', (chunk: Buffer) => pidLine.push(chunk));
 
   const finish = async () => {
     if (exitResult) return;
@@ -159,7 +140,7 @@ export async function openPty(handle: ContainerHandle, options: PtyOptions): Pro
     close() {
       if (closed) return;
       closed = true;
-      const target = pid;
+      const target = pidLine.pid;
       // Hang the terminal's session up, as closing a real terminal would, then drop the socket.
       const hangUp = target !== null && target > 0 && !exitResult ? killProcessGroup(handle, target, 'HUP') : Promise.resolve();
       void hangUp.catch(() => undefined).finally(() => (socket as unknown as { destroy(): void }).destroy());

@@ -5,7 +5,9 @@ import {
   type ExecProcess,
   type ExecRequest,
   type ExecResult,
+  PidLineFilter,
   ProviderError,
+  pidLinePrologue,
 } from '@sandcast/provider-sdk';
 import type { Cluster } from './cluster.ts';
 import { PROVIDER_ID, WORKDIR } from './config.ts';
@@ -24,9 +26,9 @@ const PID_WAIT_MS = 2_000;
  * sees end of input even over v4, which cannot half-close a stream.
  * Arguments: cwd, stdin length or `-`, NAME=VALUE…, `--`, the command.
  */
-const PID_MARKER = 'sandcast-exec-pid=';
+export const PID_MARKER = 'sandcast-exec-pid=';
 const WRAPPER = [
-  `printf '${PID_MARKER}%s\\n' "$$" >&2`,
+  pidLinePrologue(PID_MARKER, { toStderr: true }),
   'cd "$1" || exit 126',
   'n=$2; shift 2',
   'while [ "$1" != "--" ]; do export "$1"; shift; done; shift',
@@ -61,33 +63,6 @@ export function wrapCommand(request: ExecRequest, stdinBytes: number | null): st
   ];
 }
 
-/** Strips the wrapper's pid line from the front of stderr and reports the pid once it is seen. */
-export class PidMarkerFilter {
-  private head = '';
-  private done = false;
-  pid: number | null = null;
-  constructor(private readonly sink: (chunk: Buffer) => void) {}
-  push(chunk: Buffer): void {
-    if (this.done) {
-      this.sink(chunk);
-      return;
-    }
-    this.head += chunk.toString('latin1');
-    const newline = this.head.indexOf('\n');
-    if (newline < 0 && this.head.length < 64) return;
-    this.done = true;
-    const line = newline < 0 ? '' : this.head.slice(0, newline);
-    const marked = line.startsWith(PID_MARKER);
-    if (marked) this.pid = Number(line.slice(PID_MARKER.length)) || null;
-    const rest = Buffer.from(marked ? this.head.slice(newline + 1) : this.head, 'latin1');
-    if (rest.length > 0) this.sink(rest);
-  }
-  flush(): void {
-    if (!this.done && this.head.length > 0) this.sink(Buffer.from(this.head, 'latin1'));
-    this.done = true;
-  }
-}
-
 async function killTree(cluster: Cluster, pod: string, pid: number): Promise<void> {
   const socket = await openExecSocket(cluster, {
     pod,
@@ -114,7 +89,7 @@ export async function startExec(cluster: Cluster, pod: string, request: ExecRequ
     tty: false,
   });
   const output = new ExecOutput(socket);
-  const marker = new PidMarkerFilter((chunk) => output.push('stderr', chunk));
+  const marker = new PidLineFilter(PID_MARKER, (chunk) => output.push('stderr', chunk));
   socket.onOutput((channel, data) => {
     if (channel === 'stderr') marker.push(data);
     else output.push('stdout', data);

@@ -1,7 +1,7 @@
-import type { Disposable, PtyOptions, PtyStream } from '@sandcast/provider-sdk';
+import { type Disposable, PidLineFilter, type PtyOptions, type PtyStream } from '@sandcast/provider-sdk';
 import type { Cluster } from './cluster.ts';
 import { WORKDIR } from './config.ts';
-import { PidMarkerFilter, wrapCommand } from './exec.ts';
+import { PID_MARKER, wrapCommand } from './exec.ts';
 import { exitCodeOf, openExecSocket } from './exec-socket.ts';
 
 /** A login shell: bash when the image has it. */
@@ -22,7 +22,7 @@ export async function openPty(cluster: Cluster, pod: string, options: PtyOptions
   const dataListeners = new Set<(chunk: Buffer) => void>();
   const exitListeners = new Set<(exit: { exitCode: number | null }) => void>();
   // With a terminal, the wrapper's pid line arrives on the terminal: keep it off the screen.
-  const screen = new PidMarkerFilter((chunk) => {
+  const screen = new PidLineFilter(PID_MARKER, (chunk) => {
     for (const listener of dataListeners) listener(chunk);
   });
   socket.onOutput((_channel, data) => screen.push(data));

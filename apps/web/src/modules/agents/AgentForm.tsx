@@ -8,7 +8,7 @@ import { useClient } from '../../api/client-context.tsx';
 import { fieldErrors } from '../../api/errors.ts';
 import { queryKeys } from '../../api/query-keys.ts';
 import { Button } from '../../components/Button.tsx';
-import { FieldError, INPUT_CLASS, LABEL_CLASS } from '../../components/Field.tsx';
+import { FieldError, INPUT_CLASS, LabelledField } from '../../components/Field.tsx';
 import { Section } from '../../components/Section.tsx';
 import { ErrorState } from '../../components/States.tsx';
 import { Switch } from '../../components/Switch.tsx';
@@ -93,10 +93,7 @@ export function AgentForm({ agent }: { agent?: AgentBody }) {
         <div className="space-y-5">
           <div className="grid gap-4 sm:grid-cols-2">
             {agent ? null : (
-              <div className="space-y-1">
-                <label htmlFor={`${id}-name`} className={LABEL_CLASS}>
-                  Name
-                </label>
+              <LabelledField htmlFor={`${id}-name`} label="Name">
                 <input
                   id={`${id}-name`}
                   value={name}
@@ -111,12 +108,9 @@ export function AgentForm({ agent }: { agent?: AgentBody }) {
                   aria-describedby={errors.name ? `${id}-name-error` : undefined}
                 />
                 <FieldError id={`${id}-name-error`} testId="name" message={errors.name} />
-              </div>
+              </LabelledField>
             )}
-            <div className="space-y-1">
-              <label htmlFor={`${id}-display`} className={LABEL_CLASS}>
-                Display name
-              </label>
+            <LabelledField htmlFor={`${id}-display`} label="Display name">
               <input
                 id={`${id}-display`}
                 value={displayName}
@@ -127,11 +121,8 @@ export function AgentForm({ agent }: { agent?: AgentBody }) {
                 className={INPUT_CLASS}
               />
               <FieldError id={`${id}-display-error`} testId="displayName" message={errors.displayName} />
-            </div>
-            <div className="space-y-1 sm:col-span-2">
-              <label htmlFor={`${id}-description`} className={LABEL_CLASS}>
-                Description
-              </label>
+            </LabelledField>
+            <LabelledField htmlFor={`${id}-description`} label="Description" className="sm:col-span-2">
               <textarea
                 id={`${id}-description`}
                 value={description}
@@ -143,7 +134,7 @@ export function AgentForm({ agent }: { agent?: AgentBody }) {
                 className={INPUT_CLASS}
               />
               <FieldError id={`${id}-description-error`} testId="description" message={errors.description} />
-            </div>
+            </LabelledField>
           </div>
           {policy ? (
             <PolicyEditor

@@ -1,7 +1,7 @@
 import { ArrowUpCircle, Trash2 } from 'lucide-react';
 import { useId } from 'react';
 import { Button } from '../../components/Button.tsx';
-import { FieldError, INPUT_CLASS, LABEL_CLASS } from '../../components/Field.tsx';
+import { FieldError, INPUT_CLASS, LabelledField } from '../../components/Field.tsx';
 import { DURABILITY_OPTIONS } from '../environments/spec-words.ts';
 import type { BindingDraft, Durability } from './policy-draft.ts';
 import type { RevisionCatalog } from './revision-catalog.ts';
@@ -32,10 +32,7 @@ export function BindingEditor({
   return (
     <fieldset className="space-y-3 rounded-md border border-zinc-800 p-3" aria-label={`Binding ${binding.name || '(unnamed)'}`}>
       <div className="grid gap-3 sm:grid-cols-[10rem_1fr_12rem]">
-        <div className="space-y-1">
-          <label htmlFor={`${id}-name`} className={LABEL_CLASS}>
-            Binding name
-          </label>
+        <LabelledField htmlFor={`${id}-name`} label="Binding name">
           <input
             id={`${id}-name`}
             value={binding.name}
@@ -43,11 +40,8 @@ export function BindingEditor({
             spellCheck={false}
             className={`${INPUT_CLASS} font-mono`}
           />
-        </div>
-        <div className="space-y-1">
-          <label htmlFor={`${id}-environment`} className={LABEL_CLASS}>
-            Environment
-          </label>
+        </LabelledField>
+        <LabelledField htmlFor={`${id}-environment`} label="Environment">
           <select
             id={`${id}-environment`}
             value={binding.environmentId}
@@ -64,11 +58,8 @@ export function BindingEditor({
               </option>
             ))}
           </select>
-        </div>
-        <div className="space-y-1">
-          <label htmlFor={`${id}-revision`} className={LABEL_CLASS}>
-            Revision
-          </label>
+        </LabelledField>
+        <LabelledField htmlFor={`${id}-revision`} label="Revision">
           <select
             id={`${id}-revision`}
             value={binding.revisionId}
@@ -84,7 +75,7 @@ export function BindingEditor({
               </option>
             ))}
           </select>
-        </div>
+        </LabelledField>
       </div>
       {pinned?.outdated ? (
         <div
@@ -106,10 +97,7 @@ export function BindingEditor({
         </div>
       ) : null}
       <div className="flex flex-wrap items-end justify-between gap-3">
-        <div className="space-y-1">
-          <label htmlFor={`${id}-durability`} className={LABEL_CLASS}>
-            Durability
-          </label>
+        <LabelledField htmlFor={`${id}-durability`} label="Durability">
           <select
             id={`${id}-durability`}
             value={binding.durability}
@@ -123,7 +111,7 @@ export function BindingEditor({
               </option>
             ))}
           </select>
-        </div>
+        </LabelledField>
         {onRemove ? (
           <Button size="sm" variant="ghost" onClick={onRemove} icon={<Trash2 aria-hidden className="size-3.5" />}>
             Remove binding

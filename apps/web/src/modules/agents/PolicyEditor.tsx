@@ -1,7 +1,7 @@
 import { Plus } from 'lucide-react';
 import { useId } from 'react';
 import { Button } from '../../components/Button.tsx';
-import { FieldError, INPUT_CLASS, LABEL_CLASS } from '../../components/Field.tsx';
+import { FieldError, INPUT_CLASS, LABEL_CLASS, LabelledField } from '../../components/Field.tsx';
 import { EmptyState, ErrorState, Skeleton } from '../../components/States.tsx';
 import { BindingEditor } from './BindingEditor.tsx';
 import { activeBindings, type BindingDraft, emptyBinding, type PolicyDraft, type PolicyMode } from './policy-draft.ts';
@@ -141,10 +141,7 @@ export function PolicyEditor({
               <Button size="sm" onClick={addBinding} icon={<Plus aria-hidden className="size-3.5" />}>
                 Add binding
               </Button>
-              <div className="space-y-1">
-                <label htmlFor={`${id}-default`} className={LABEL_CLASS}>
-                  Default binding
-                </label>
+              <LabelledField htmlFor={`${id}-default`} label="Default binding">
                 <select
                   id={`${id}-default`}
                   value={draft.defaultName}
@@ -160,7 +157,7 @@ export function PolicyEditor({
                     </option>
                   ))}
                 </select>
-              </div>
+              </LabelledField>
             </div>
           ) : null}
           {draft.mode !== 'fixed' || errors.default ? (

@@ -1,7 +1,7 @@
 import type { AgentVersionBody } from '@sandcast/contracts';
 import { useAgentVersions } from '../../api/queries.ts';
 import { Section } from '../../components/Section.tsx';
-import { ErrorState, Skeleton } from '../../components/States.tsx';
+import { QueryState } from '../../components/States.tsx';
 import { Time } from '../../components/time.tsx';
 import { MODE_WORDS } from './PolicyEditor.tsx';
 import type { RevisionCatalog } from './revision-catalog.ts';
@@ -67,19 +67,17 @@ export function VersionHistory({
       title="Version history"
       description="Every save is a new, immutable version. Sessions pin the version they started with."
     >
-      {versions.isPending ? (
-        <Skeleton label="Loading versions" />
-      ) : versions.isError ? (
-        <ErrorState error={versions.error} onRetry={() => versions.refetch()} />
-      ) : (
-        <ul className="divide-y divide-zinc-800">
-          {[...versions.data]
-            .sort((a, b) => b.number - a.number)
-            .map((v) => (
-              <VersionRow key={v.id} version={v} current={v.id === currentVersionId} catalog={catalog} />
-            ))}
-        </ul>
-      )}
+      <QueryState query={versions} loading="Loading versions">
+        {(data) => (
+          <ul className="divide-y divide-zinc-800">
+            {[...data]
+              .sort((a, b) => b.number - a.number)
+              .map((v) => (
+                <VersionRow key={v.id} version={v} current={v.id === currentVersionId} catalog={catalog} />
+              ))}
+          </ul>
+        )}
+      </QueryState>
     </Section>
   );
 }

@@ -6,6 +6,7 @@ import { useClient } from '../../api/client-context.tsx';
 import { errorCode, errorMessage, fieldErrors } from '../../api/errors.ts';
 import { queryKeys } from '../../api/query-keys.ts';
 import { Button } from '../../components/Button.tsx';
+import { LabelledField } from '../../components/Field.tsx';
 import { ErrorState } from '../../components/States.tsx';
 import { ConfigForm, missingRequired } from '../environments/ConfigForm.tsx';
 import type { JsonSchema } from '../environments/json-schema.ts';
@@ -54,10 +55,7 @@ export function ConnectionCreateForm({ targets, onDone }: { targets: SandboxTarg
   return (
     <form onSubmit={submit} className="space-y-4" aria-label="Create connection" noValidate>
       <div className="grid gap-4 sm:grid-cols-2">
-        <div className="space-y-1">
-          <label htmlFor="connection-provider" className="text-sm font-medium text-zinc-100">
-            Provider
-          </label>
+        <LabelledField htmlFor="connection-provider" label="Provider">
           <select
             id="connection-provider"
             value={provider}
@@ -74,11 +72,8 @@ export function ConnectionCreateForm({ targets, onDone }: { targets: SandboxTarg
               </option>
             ))}
           </select>
-        </div>
-        <div className="space-y-1">
-          <label htmlFor="connection-name" className="text-sm font-medium text-zinc-100">
-            Name
-          </label>
+        </LabelledField>
+        <LabelledField htmlFor="connection-name" label="Name">
           <input
             id="connection-name"
             aria-required
@@ -93,7 +88,7 @@ export function ConnectionCreateForm({ targets, onDone }: { targets: SandboxTarg
               {nameError}
             </p>
           ) : null}
-        </div>
+        </LabelledField>
       </div>
       <ConfigForm schema={configSchema} value={config} onChange={setConfig} idPrefix="connection-config" errors={errorsOf('config')} />
       <ConfigForm schema={secretsSchema} value={secrets} onChange={setSecrets} idPrefix="connection-secrets" errors={errorsOf('secrets')} />

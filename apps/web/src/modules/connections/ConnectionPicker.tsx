@@ -1,5 +1,6 @@
 import type { ConnectionBody } from '@sandcast/contracts';
 import { Link } from 'react-router';
+import { LabelledField } from '../../components/Field.tsx';
 
 /** The connection an environment of a connected provider runs in; none yet says where to make one. */
 export function ConnectionPicker({
@@ -28,10 +29,7 @@ export function ConnectionPicker({
     );
   }
   return (
-    <div className="max-w-sm space-y-1">
-      <label htmlFor="env-connection" className="text-sm font-medium text-zinc-100">
-        Connection
-      </label>
+    <LabelledField htmlFor="env-connection" label="Connection" className="max-w-sm">
       <select
         id="env-connection"
         value={value}
@@ -51,6 +49,6 @@ export function ConnectionPicker({
           {error}
         </p>
       ) : null}
-    </div>
+    </LabelledField>
   );
 }

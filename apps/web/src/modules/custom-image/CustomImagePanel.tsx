@@ -3,7 +3,7 @@ import { Wrench } from 'lucide-react';
 import { useCustomImageHistory, useCustomImageOverview } from '../../api/queries.ts';
 import { Button } from '../../components/Button.tsx';
 import { Section } from '../../components/Section.tsx';
-import { ErrorState, Skeleton, Spinner } from '../../components/States.tsx';
+import { QueryState, Spinner } from '../../components/States.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { Elapsed } from '../../components/time.tsx';
 import { ActiveTemplateView } from './ActiveTemplateView.tsx';
@@ -36,22 +36,20 @@ export function CustomImagePanel({ environment, providerName }: { environment: E
         capability ? <StatusBadge tone={capability.state === 'template_setup' ? 'neutral' : 'muted'}>{capability.label}</StatusBadge> : null
       }
     >
-      {overview.isPending ? (
-        <Skeleton lines={4} label="Loading the custom image" />
-      ) : overview.isError ? (
-        <ErrorState error={overview.error} onRetry={() => overview.refetch()} title="Could not load the custom image" />
-      ) : (
-        <>
-          {overview.data.capability.state === 'template_setup' ? <SetupNetworkNote containment={environment.spec.containment} /> : null}
-          <PanelBody
-            environmentId={environment.id}
-            providerName={providerName}
-            overview={overview.data}
-            history={history.data ?? []}
-            actions={actions}
-          />
-        </>
-      )}
+      <QueryState query={overview} loading="Loading the custom image" lines={4} errorTitle="Could not load the custom image">
+        {(data) => (
+          <>
+            {data.capability.state === 'template_setup' ? <SetupNetworkNote containment={environment.spec.containment} /> : null}
+            <PanelBody
+              environmentId={environment.id}
+              providerName={providerName}
+              overview={data}
+              history={history.data ?? []}
+              actions={actions}
+            />
+          </>
+        )}
+      </QueryState>
     </Section>
   );
 }

@@ -1,7 +1,7 @@
 import type { EnvironmentRevisionBody } from '@sandcast/contracts';
 import { useProviderName, useRevisions } from '../../api/queries.ts';
 import { Section } from '../../components/Section.tsx';
-import { ErrorState, Skeleton } from '../../components/States.tsx';
+import { QueryState } from '../../components/States.tsx';
 import { Time } from '../../components/time.tsx';
 
 function RevisionRow({ revision, current }: { revision: EnvironmentRevisionBody; current: boolean }) {
@@ -45,17 +45,15 @@ export function RevisionHistory({ environmentId, currentRevisionId }: { environm
       title="Revision history"
       description="Every saved change is a new, immutable revision. Runs pin the revision they started with."
     >
-      {revisions.isPending ? (
-        <Skeleton label="Loading revisions" />
-      ) : revisions.isError ? (
-        <ErrorState error={revisions.error} onRetry={() => revisions.refetch()} />
-      ) : (
-        <ul className="divide-y divide-zinc-800">
-          {revisions.data.map((r) => (
-            <RevisionRow key={r.id} revision={r} current={r.id === currentRevisionId} />
-          ))}
-        </ul>
-      )}
+      <QueryState query={revisions} loading="Loading revisions">
+        {(data) => (
+          <ul className="divide-y divide-zinc-800">
+            {data.map((r) => (
+              <RevisionRow key={r.id} revision={r} current={r.id === currentRevisionId} />
+            ))}
+          </ul>
+        )}
+      </QueryState>
     </Section>
   );
 }

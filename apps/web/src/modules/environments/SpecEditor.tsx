@@ -7,7 +7,7 @@ import { useClient } from '../../api/client-context.tsx';
 import { fieldErrors } from '../../api/errors.ts';
 import { queryKeys } from '../../api/query-keys.ts';
 import { Button } from '../../components/Button.tsx';
-import { FieldError, INPUT_CLASS, LABEL_CLASS } from '../../components/Field.tsx';
+import { FieldError, INPUT_CLASS, LABEL_CLASS, LabelledField } from '../../components/Field.tsx';
 import { Section } from '../../components/Section.tsx';
 import { ErrorState } from '../../components/States.tsx';
 import { NetworkPolicy } from './NetworkPolicy.tsx';
@@ -156,10 +156,7 @@ export function SpecEditor({ environment }: { environment: EnvironmentBody }) {
       >
         <div className="space-y-5">
           <div className="grid gap-4 sm:grid-cols-2">
-            <div className="space-y-1">
-              <label htmlFor={`${id}-display`} className={LABEL_CLASS}>
-                Display name
-              </label>
+            <LabelledField htmlFor={`${id}-display`} label="Display name">
               <input
                 id={`${id}-display`}
                 value={spec.displayName ?? ''}
@@ -167,11 +164,8 @@ export function SpecEditor({ environment }: { environment: EnvironmentBody }) {
                 className={INPUT_CLASS}
               />
               <FieldError id={`${id}-display-error`} testId="spec.displayName" message={errors.displayName} />
-            </div>
-            <div className="space-y-1">
-              <label htmlFor={`${id}-durability`} className={LABEL_CLASS}>
-                Durability
-              </label>
+            </LabelledField>
+            <LabelledField htmlFor={`${id}-durability`} label="Durability">
               <select
                 id={`${id}-durability`}
                 value={spec.durability}
@@ -185,11 +179,8 @@ export function SpecEditor({ environment }: { environment: EnvironmentBody }) {
                 ))}
               </select>
               <FieldError id={`${id}-durability-error`} testId="spec.durability" message={errors.durability} />
-            </div>
-            <div className="space-y-1 sm:col-span-2">
-              <label htmlFor={`${id}-description`} className={LABEL_CLASS}>
-                Description
-              </label>
+            </LabelledField>
+            <LabelledField htmlFor={`${id}-description`} label="Description" className="sm:col-span-2">
               <textarea
                 id={`${id}-description`}
                 rows={2}
@@ -198,11 +189,8 @@ export function SpecEditor({ environment }: { environment: EnvironmentBody }) {
                 className={INPUT_CLASS}
               />
               <FieldError id={`${id}-description-error`} testId="spec.description" message={errors.description} />
-            </div>
-            <div className="space-y-1">
-              <label htmlFor={`${id}-idle-after`} className={LABEL_CLASS}>
-                Idle after (seconds)
-              </label>
+            </LabelledField>
+            <LabelledField htmlFor={`${id}-idle-after`} label="Idle after (seconds)">
               <input
                 id={`${id}-idle-after`}
                 type="number"
@@ -222,11 +210,8 @@ export function SpecEditor({ environment }: { environment: EnvironmentBody }) {
                 testId="spec.lifecycle.idleAfterSeconds"
                 message={errors['lifecycle.idleAfterSeconds']}
               />
-            </div>
-            <div className="space-y-1">
-              <label htmlFor={`${id}-idle-action`} className={LABEL_CLASS}>
-                When idle
-              </label>
+            </LabelledField>
+            <LabelledField htmlFor={`${id}-idle-action`} label="When idle">
               <select
                 id={`${id}-idle-action`}
                 value={spec.lifecycle.idleAction}
@@ -240,7 +225,7 @@ export function SpecEditor({ environment }: { environment: EnvironmentBody }) {
                 ))}
               </select>
               <FieldError id={`${id}-idle-action-error`} testId="spec.lifecycle.idleAction" message={errors['lifecycle.idleAction']} />
-            </div>
+            </LabelledField>
           </div>
           <BootstrapList commands={spec.bootstrap} onChange={(bootstrap) => change({ ...spec, bootstrap })} errors={errors} />
           <NetworkPolicy

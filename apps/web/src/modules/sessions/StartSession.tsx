@@ -8,7 +8,7 @@ import { useClient } from '../../api/client-context.tsx';
 import { useAgents } from '../../api/queries.ts';
 import { queryKeys } from '../../api/query-keys.ts';
 import { Button } from '../../components/Button.tsx';
-import { INPUT_CLASS, LABEL_CLASS } from '../../components/Field.tsx';
+import { INPUT_CLASS, LABEL_CLASS, LabelledField } from '../../components/Field.tsx';
 import { LinkButton } from '../../components/LinkButton.tsx';
 import { EmptyState, ErrorState, Skeleton, Spinner } from '../../components/States.tsx';
 import { Elapsed } from '../../components/time.tsx';
@@ -90,10 +90,7 @@ export function StartSession() {
   return (
     <form onSubmit={submit} className="space-y-4" aria-label="Start session">
       <div className="grid gap-4 sm:grid-cols-2">
-        <div className="space-y-1">
-          <label htmlFor={`${id}-agent`} className={LABEL_CLASS}>
-            Agent
-          </label>
+        <LabelledField htmlFor={`${id}-agent`} label="Agent">
           <select
             id={`${id}-agent`}
             value={agent.id}
@@ -113,7 +110,7 @@ export function StartSession() {
           <p className="text-xs text-zinc-400">
             {MODE_WORDS[policy.mode].label}: {MODE_WORDS[policy.mode].sentence}
           </p>
-        </div>
+        </LabelledField>
       </div>
       {policy.mode === 'none' ? (
         <p className="text-sm text-zinc-300" data-testid="no-sandbox">

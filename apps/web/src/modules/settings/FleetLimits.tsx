@@ -1,7 +1,7 @@
 import type { InstanceSettingsBody, InstanceSettingsPatchBody } from '@sandcast/contracts';
 import { type FormEvent, useState } from 'react';
 import { Button } from '../../components/Button.tsx';
-import { INPUT_CLASS, LABEL_CLASS } from '../../components/Field.tsx';
+import { INPUT_CLASS, LabelledField } from '../../components/Field.tsx';
 
 type Limits = InstanceSettingsBody['fleet'];
 
@@ -43,10 +43,7 @@ export function FleetLimits({
     <form onSubmit={submit} className="space-y-3">
       <div className="grid gap-3 sm:grid-cols-3">
         {FIELDS.map((field) => (
-          <div key={field.key} className="space-y-1">
-            <label htmlFor={`fleet-${field.key}`} className={LABEL_CLASS}>
-              {field.label}
-            </label>
+          <LabelledField key={field.key} htmlFor={`fleet-${field.key}`} label={field.label}>
             <input
               id={`fleet-${field.key}`}
               type="number"
@@ -58,7 +55,7 @@ export function FleetLimits({
               className={INPUT_CLASS}
             />
             <p className="text-xs text-zinc-400">{field.hint}</p>
-          </div>
+          </LabelledField>
         ))}
       </div>
       <Button type="submit" variant="primary" disabled={saving}>

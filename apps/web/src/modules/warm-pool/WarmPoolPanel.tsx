@@ -3,7 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useClient } from '../../api/client-context.tsx';
 import { queryKeys } from '../../api/query-keys.ts';
 import { Section } from '../../components/Section.tsx';
-import { ErrorState, Skeleton, Spinner } from '../../components/States.tsx';
+import { QueryState, Spinner } from '../../components/States.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { Time } from '../../components/time.tsx';
 
@@ -80,13 +80,9 @@ export function WarmPoolPanel({ environmentId }: { environmentId: string }) {
       title="Warm pool"
       description="Sandboxes booted ahead from the current revision and image. Creating a sandbox or starting a session takes one when it can."
     >
-      {pool.isPending ? (
-        <Skeleton label="Loading warm pool" />
-      ) : pool.isError ? (
-        <ErrorState error={pool.error} onRetry={() => pool.refetch()} title="Could not load the warm pool" />
-      ) : (
-        <PoolBody pool={pool.data} />
-      )}
+      <QueryState query={pool} loading="Loading warm pool" errorTitle="Could not load the warm pool">
+        {(data) => <PoolBody pool={data} />}
+      </QueryState>
     </Section>
   );
 }
