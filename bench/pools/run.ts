@@ -120,8 +120,10 @@ async function main() {
     console.log(row('API cold create → first exec true (baseline)', coldBoots));
     console.log(row('API warm-pool claim → first exec true', claimed, coldBoots));
     console.log(row('  of which the claim (POST /api/sandboxes)', claimOnly, coldBoots));
-    console.log(row('raw provider exec true, running sandbox (baseline)', rawExecs));
-    console.log(row('API warm-pool claim → first exec true', claimed, rawExecs));
+    if (PROVIDER !== 'null') {
+      console.log(row('raw provider exec true, running sandbox (baseline)', rawExecs));
+      console.log(row('API warm-pool claim → first exec true', claimed, rawExecs));
+    }
     console.log(`\nclaims that found no ready member (booted cold, left out): ${misses}`);
     const p50 = percentile(claimed, 50);
     console.log(`goal claim → first exec p50 < 10 ms: ${p50 < 10 ? 'met' : 'not met'} (${p50.toFixed(1)} ms)`);
