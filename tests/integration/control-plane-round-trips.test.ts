@@ -77,6 +77,21 @@ for (const database of testDatabases()) {
       expect(five.settingsReads).toBeLessThanOrEqual(2);
     });
 
+    it('a settings change through the API holds for the very next request, cache or not', async () => {
+      const env = await t.client.environments.create({ name: 'round-trips-settings', provider: 'fake', config: {} });
+      const sandbox = await t.client.sandboxes.create({ environmentId: env.id });
+      await t.client.sandboxes.exec(sandbox.id, { command: ['true'] });
+      await t.client.settings.update({ experimental: { enableEnvironments: false } });
+      const refused = await t.fetch(`/api/sandboxes/${sandbox.id}/exec`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ command: ['true'] }),
+      });
+      expect(refused.body).toMatchObject({ error: { code: 'feature_disabled' } });
+      await enableEnvironments(t.client);
+      expect((await t.client.sandboxes.exec(sandbox.id, { command: ['true'] })).exitCode).toBe(0);
+    });
+
     it('a cold create reads the environment and its image side by side, then inserts and records the instance', async () => {
       const env = await t.client.environments.create({ name: 'round-trips-cold', provider: 'fake', config: {} });
       const cold = await sent(() => t.client.sandboxes.create({ environmentId: env.id }));

@@ -21,7 +21,7 @@ const SANDBOX_CONCURRENCY = 8;
  * How long after a claim its pool's refill starts: past the claimer's answer and first command
  * (a few milliseconds when nothing competes), short beside a boot. bench/pools measures both.
  */
-export const REFILL_AFTER_CLAIM_DELAY_MS = 50;
+const REFILL_AFTER_CLAIM_DELAY_MS = 50;
 
 interface PassResult {
   /** Whether this server held the lease and so did the pass (false: another server reconciles). */

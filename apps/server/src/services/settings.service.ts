@@ -14,7 +14,7 @@ export type SettingsService = ReturnType<typeof createSettingsService>;
  * How long a read of the settings row answers later reads. An update through this server replaces
  * it at once; one made by another server sharing the database is seen within this long.
  */
-export const SETTINGS_CACHE_MS = 1000;
+const SETTINGS_CACHE_MS = 1000;
 
 /**
  * Instance settings: defaults merged under whatever was stored. Nearly every request reads them
