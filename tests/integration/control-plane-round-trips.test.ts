@@ -92,6 +92,18 @@ for (const database of testDatabases()) {
       expect((await t.client.sandboxes.exec(sandbox.id, { command: ['true'] })).exitCode).toBe(0);
     });
 
+    it("a session's exec reads the session and its sandbox, then the exec's one statement; no second touch or checkpoint read", async () => {
+      const env = await t.client.environments.create({ name: 'round-trips-session', provider: 'fake', config: {} });
+      const agent = await t.client.agents.create({
+        name: 'round-trips',
+        sandboxPolicy: { mode: 'fixed', default: 'main', bindings: { main: { environmentRevisionId: env.currentRevision.id } } },
+      });
+      const session = await t.client.sessions.start({ agentId: agent.id });
+      await t.client.sessions.exec(session.id, { command: ['true'] });
+      const exec = await sent(() => t.client.sessions.exec(session.id, { command: ['true'] }));
+      expect(exec.statements).toEqual(['select sessions', 'select sandboxes', 'update sandboxes']);
+    });
+
     it('a cold create reads the environment and its image side by side, then inserts and records the instance', async () => {
       const env = await t.client.environments.create({ name: 'round-trips-cold', provider: 'fake', config: {} });
       const cold = await sent(() => t.client.sandboxes.create({ environmentId: env.id }));
