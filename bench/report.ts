@@ -35,6 +35,11 @@ const bench = (name: string, what: string, args = ''): Benchmark => ({ name, wha
  */
 const BENCHMARKS: Benchmark[] = [
   bench('api-overhead', 'API create → first exec and exec `true` vs the raw provider calls (local)', '--iterations 20 --execs 40'),
+  bench(
+    'api-overhead',
+    'API create → first exec and exec `true` with the provider left out: the control plane alone (null provider)',
+    '--provider null --iterations 30 --execs 100',
+  ),
   bench('custom-images', 'boot from a captured image vs base + setup; API vs raw provider (Docker)', '--iterations 5'),
   bench('sessions', 'session start → first exec vs raw provider create → exec (local)', '--provider local --iterations 20'),
   bench('sessions', 'session start → first exec vs raw provider create → exec (Docker)', '--provider docker --iterations 10'),
@@ -58,7 +63,12 @@ const BENCHMARKS: Benchmark[] = [
     'requests and a download from a sandbox through the egress proxy vs a direct connection to the namespace',
     '--requests 200 --mib 64',
   ),
-  bench('pools', 'warm-pool claim → first exec vs cold create → first exec through the API (local)', '--iterations 20'),
+  bench('pools', 'warm-pool claim → first exec vs cold create → first exec and vs raw provider exec `true` (local)', '--iterations 20'),
+  bench(
+    'pools',
+    'warm-pool claim → first exec with the provider left out: the control plane alone (null provider)',
+    '--provider null --iterations 30',
+  ),
   bench('recovery', 'compute killed → next session exec recovered vs exec on healthy compute (local)', '--provider local --iterations 10'),
   bench(
     'recovery',

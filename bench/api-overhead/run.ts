@@ -11,7 +11,11 @@
  * the server process (SANDCAST_LOCAL_SPAWNER=direct, switched per call) instead of through the
  * local provider's spawner process. Bounded loops; cleans up.
  *
- *   npx tsx bench/api-overhead/run.ts [--iterations 20] [--execs 40] [--db file|memory] [--spans]
+ * `--provider null` measures the control plane alone: the fake provider with its commands answered
+ * in memory (no process is started), so the API figures are HTTP, validation, the database and
+ * presentation, and the raw provider figures are next to nothing.
+ *
+ *   npx tsx bench/api-overhead/run.ts [--provider local|null] [--iterations 20] [--execs 40] [--db file|memory] [--spans]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os, { tmpdir } from 'node:os';
@@ -21,6 +25,7 @@ import { createDb, createStore, type Repositories, type Store } from '@sandcast/
 import { createLocalProvider } from '@sandcast/provider-local';
 import type { SandboxProvider } from '@sandcast/provider-sdk';
 import { loadConfig, startServer } from '@sandcast/server';
+import { createNullProvider } from '../support/null-provider.ts';
 import { percentile, row, timed } from '../support/stats.ts';
 
 const args = process.argv.slice(2);
@@ -32,6 +37,8 @@ const ITERATIONS = Math.min(100, Math.max(3, Number(option('--iterations', '20')
 const EXECS = Math.min(500, Math.max(5, Number(option('--execs', '40'))));
 const DB = option('--db', 'file');
 const SPANS = args.includes('--spans');
+const PROVIDER = option('--provider', 'local');
+if (PROVIDER !== 'local' && PROVIDER !== 'null') throw new Error(`--provider takes local or null; got ${PROVIDER}`);
 const WARMUP = 2;
 
 /** Time spent in wrapped calls, by name, while `spans.on`. */
@@ -100,7 +107,7 @@ function spanReport(title: string, requests: number) {
 }
 
 /** Runs `fn` with host commands forked from this process (the path before the spawner). */
-async function direct<T>(fn: () => Promise<T>): Promise<T> {
+async function viaServerFork<T>(fn: () => Promise<T>): Promise<T> {
   process.env.SANDCAST_LOCAL_SPAWNER = 'direct';
   try {
     return await fn();
@@ -118,7 +125,9 @@ const load = () =>
 
 async function main() {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-bench-api-'));
-  const raw = createLocalProvider({ dataDir });
+  const raw = PROVIDER === 'null' ? createNullProvider(dataDir) : createLocalProvider({ dataDir });
+  /** The forked-from-the-server comparison is the local provider's; the null provider starts no process. */
+  const direct = PROVIDER === 'local' ? viaServerFork : async <T>(fn: () => Promise<T>) => fn();
   const availability = await raw.availability();
   if (!availability.available) throw new Error(`the local provider cannot run here: ${availability.reason}`);
   const served: SandboxProvider = SPANS ? timedObject(raw, spans.provider, '') : raw;
@@ -209,22 +218,28 @@ async function main() {
     }
     const warmSpans = SPANS ? spanReport('exec `true` through the API', EXECS) : '';
 
-    console.log(`\nAPI overhead on the local provider (PGlite ${DB}), ${ITERATIONS} cold rounds, ${EXECS} execs (+${WARMUP} warm-up each)`);
+    console.log(
+      `\nAPI overhead on the ${PROVIDER} provider (PGlite ${DB}), ${ITERATIONS} cold rounds, ${EXECS} execs (+${WARMUP} warm-up each)`,
+    );
     console.log(`load average ${loadAtStart} at start, ${load()} at the end\n`);
+    // A ratio to a provider that does nothing says nothing: the null provider's figures stand alone.
+    const against = (baseline: number[]) => (PROVIDER === 'null' ? undefined : baseline);
     console.log(row('raw provider create → exec true (baseline)', rawBoth));
-    console.log(row('API create → first exec true, cold', apiBoth, rawBoth));
+    console.log(row('API create → first exec true, cold', apiBoth, against(rawBoth)));
     console.log(row('  raw provider create alone (baseline)', rawCreate));
-    console.log(row('  API POST /api/sandboxes', apiCreate, rawCreate));
+    console.log(row('  API POST /api/sandboxes', apiCreate, against(rawCreate)));
     console.log(row('  API first exec true', apiFirstExec));
     console.log(row('raw provider exec true, running sandbox (baseline)', rawExec));
-    console.log(row('API exec true, running sandbox', apiExec, rawExec));
-    console.log(`\nthe same with host commands forked from the server process (the path before the spawner)\n`);
-    console.log(row('API create → first exec true, via spawner (baseline)', apiBoth));
-    console.log(row('API create → first exec true, forked from server', apiBothDirect, apiBoth));
-    console.log(row('API exec true, via spawner (baseline)', apiExec));
-    console.log(row('API exec true, forked from server', apiExecDirect, apiExec));
-    console.log(row('raw provider exec true, via spawner (baseline)', rawExec));
-    console.log(row('raw provider exec true, forked from server', rawExecDirect, rawExec));
+    console.log(row('API exec true, running sandbox', apiExec, against(rawExec)));
+    if (PROVIDER === 'local') {
+      console.log(`\nthe same with host commands forked from the server process (the path before the spawner)\n`);
+      console.log(row('API create → first exec true, via spawner (baseline)', apiBoth));
+      console.log(row('API create → first exec true, forked from server', apiBothDirect, apiBoth));
+      console.log(row('API exec true, via spawner (baseline)', apiExec));
+      console.log(row('API exec true, forked from server', apiExecDirect, apiExec));
+      console.log(row('raw provider exec true, via spawner (baseline)', rawExec));
+      console.log(row('raw provider exec true, forked from server', rawExecDirect, rawExec));
+    }
     const overhead = (api: number[], base: number[]) =>
       `${(percentile(api, 50) - percentile(base, 50)).toFixed(1)} ms (${((percentile(api, 50) / percentile(base, 50) - 1) * 100).toFixed(0)}%)`;
     console.log(`\ncontrol-plane overhead at p50: create → first exec ${overhead(apiBoth, rawBoth)}, exec ${overhead(apiExec, rawExec)}`);

@@ -3,7 +3,12 @@
  * (ARCHITECTURE §12). The pool is refilled between rounds by a reconciler pass, outside the timing:
  * the figure is what a caller waits for when a member is ready. Goal: claim → first exec p50 < 10 ms.
  *
- *   npx tsx bench/pools/run.ts [--provider local|docker] [--iterations 20]
+ * Also against the raw provider's exec `true` in a running sandbox, timed in the same rounds: a
+ * claim → first exec can cost no less than that one exec. `--refill-delay-ms` sets how long after a
+ * claim its refill starts (the server's default otherwise; 0 measures a refill competing with the
+ * claimer's first exec). `--provider null` leaves the provider out (bench/support/null-provider.ts).
+ *
+ *   npx tsx bench/pools/run.ts [--provider local|docker|null] [--iterations 20] [--refill-delay-ms N]
  *   (env BENCH_POOL_SIZE, default 4: members kept; BENCH_ITERATIONS overrides --iterations)
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,6 +20,7 @@ import { createDockerProvider } from '@sandcast/provider-docker';
 import { createLocalProvider } from '@sandcast/provider-local';
 import type { SandboxProvider } from '@sandcast/provider-sdk';
 import { loadConfig, startServer } from '@sandcast/server';
+import { createNullProvider } from '../support/null-provider.ts';
 import { percentile, row, timed } from '../support/stats.ts';
 
 const args = process.argv.slice(2);
@@ -25,14 +31,21 @@ const option = (name: string, fallback: string) => {
 const PROVIDER = option('--provider', 'local');
 const ITERATIONS = Math.min(100, Math.max(3, Number(process.env.BENCH_ITERATIONS ?? option('--iterations', '20'))));
 const POOL_SIZE = Math.min(32, Math.max(1, Number(process.env.BENCH_POOL_SIZE ?? '4')));
+const REFILL_DELAY = args.includes('--refill-delay-ms') ? Number(option('--refill-delay-ms', '')) : undefined;
 const DOCKER_IMAGE = process.env.SANDCAST_DOCKER_TEST_IMAGE ?? 'sandcast-test/debian:bookworm';
 
 async function main() {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-bench-pools-'));
-  const provider: SandboxProvider = PROVIDER === 'docker' ? createDockerProvider({ dataDir }) : createLocalProvider({ dataDir });
+  const provider: SandboxProvider =
+    PROVIDER === 'docker'
+      ? createDockerProvider({ dataDir })
+      : PROVIDER === 'null'
+        ? createNullProvider(dataDir)
+        : createLocalProvider({ dataDir });
   const availability = await provider.availability();
   if (!availability.available) throw new Error(`the ${PROVIDER} provider cannot run here: ${availability.reason}`);
   const config = PROVIDER === 'docker' ? { image: DOCKER_IMAGE } : {};
+  const providerId = PROVIDER === 'null' ? 'local' : PROVIDER;
   const server = await startServer(
     loadConfig({
       SANDCAST_PORT: '0',
@@ -42,7 +55,7 @@ async function main() {
       // Passes are run by the benchmark between rounds.
       SANDCAST_RECONCILE_INTERVAL_SECONDS: '3600',
     }),
-    { providers: [provider], store: createStore(await createDb({ pglite: 'memory://' })) },
+    { providers: [provider], store: createStore(await createDb({ pglite: 'memory://' })), refillDelayMs: REFILL_DELAY },
   );
   const client = new SandcastClient({ baseUrl: server.url });
   const settle = async () => {
@@ -53,12 +66,16 @@ async function main() {
     await client.settings.update({ experimental: { enableEnvironments: true } });
     const pooled = await client.environments.create({
       name: 'bench-pooled',
-      provider: PROVIDER,
+      provider: providerId,
       config,
       spec: { warmPool: { size: POOL_SIZE } },
     });
-    const cold = await client.environments.create({ name: 'bench-cold', provider: PROVIDER, config });
+    const cold = await client.environments.create({ name: 'bench-cold', provider: providerId, config });
     await settle();
+    // A running sandbox the raw provider's exec `true` runs in, once per round (kept across rounds).
+    const kept = await client.sandboxes.create({ environmentId: cold.id });
+    const rawInstance = (await server.store.repos.sandboxes.get(kept.id))!.providerInstanceId!;
+    const rawExecs: number[] = [];
 
     const claimed: number[] = [];
     const claimOnly: number[] = [];
@@ -86,16 +103,27 @@ async function main() {
         claimed.push(a);
         claimOnly.push(claimMs);
       }
-      if (measure) coldBoots.push(b);
+      const r = await timed(() => provider.exec(rawInstance, { command: ['true'] }));
+      if (measure) {
+        coldBoots.push(b);
+        rawExecs.push(r);
+      }
       // Out of the timing: delete what was made and let the pool fill again.
-      for (const sandbox of await client.sandboxes.list()) await client.sandboxes.delete(sandbox.id);
+      for (const sandbox of await client.sandboxes.list()) if (sandbox.id !== kept.id) await client.sandboxes.delete(sandbox.id);
       await settle();
     }
 
-    console.log(`\nwarm pools on the ${PROVIDER} provider (pool of ${POOL_SIZE}), ${ITERATIONS} iterations (+1 warm-up), one run\n`);
+    const delay = REFILL_DELAY === undefined ? 'the default refill delay' : `a refill delay of ${REFILL_DELAY} ms`;
+    console.log(
+      `\nwarm pools on the ${PROVIDER} provider (pool of ${POOL_SIZE}, ${delay}), ${ITERATIONS} iterations (+1 warm-up), one run\n`,
+    );
     console.log(row('API cold create → first exec true (baseline)', coldBoots));
     console.log(row('API warm-pool claim → first exec true', claimed, coldBoots));
     console.log(row('  of which the claim (POST /api/sandboxes)', claimOnly, coldBoots));
+    if (PROVIDER !== 'null') {
+      console.log(row('raw provider exec true, running sandbox (baseline)', rawExecs));
+      console.log(row('API warm-pool claim → first exec true', claimed, rawExecs));
+    }
     console.log(`\nclaims that found no ready member (booted cold, left out): ${misses}`);
     const p50 = percentile(claimed, 50);
     console.log(`goal claim → first exec p50 < 10 ms: ${p50 < 10 ? 'met' : 'not met'} (${p50.toFixed(1)} ms)`);

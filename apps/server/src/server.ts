@@ -52,6 +52,8 @@ export interface StartOptions {
   beforeListen?: ((app: FastifyInstance) => void) | undefined;
   /** The host bridge's upstreams and tuning (tests: a loopback upstream, short waits, hooks). */
   bridge?: AppDeps['bridge'];
+  /** How long after a claim the pool's refill starts; default REFILL_AFTER_CLAIM_DELAY_MS (benchmarks compare). */
+  refillDelayMs?: number | undefined;
 }
 
 /** Opens the database (migrating it), builds the app and listens. */
@@ -122,6 +124,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       clock: options.clock,
       metrics,
       warmPools: services.sandboxes.pools,
+      refillDelayMs: options.refillDelayMs,
     });
     await reconciler.start();
     app.addHook('preClose', async () => {

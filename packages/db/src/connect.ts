@@ -13,7 +13,31 @@ export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 export interface Database {
   kind: DatabaseKind;
   db: Db;
+  /**
+   * Calls `listener` with the text of every statement sent through `db` (a transaction's BEGIN and
+   * COMMIT are the driver's own and not all drivers report them); returns the unsubscribe. For
+   * tests and benchmarks that count round trips; nothing listens in a running server.
+   */
+  onQuery(listener: (sql: string) => void): () => void;
   close(): Promise<void>;
+}
+
+/** The statement observers of one database, as the drizzle logger both drivers accept. */
+function queryObservers() {
+  const listeners = new Set<(sql: string) => void>();
+  return {
+    logger: {
+      logQuery(query: string) {
+        for (const listener of listeners) listener(query);
+      },
+    },
+    onQuery(listener: (sql: string) => void) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+  };
 }
 
 export type DatabaseOptions =
@@ -28,9 +52,11 @@ export async function createDb(options: DatabaseOptions): Promise<Database> {
     if (!options.pglite.startsWith('memory://')) await mkdir(options.pglite, { recursive: true });
     const client = await PGlite.create(options.pglite);
     await migrate(pgliteTarget(client));
+    const observers = queryObservers();
     return {
       kind: 'pglite',
-      db: drizzlePglite({ client, schema }) as unknown as Db,
+      db: drizzlePglite({ client, schema, logger: observers.logger }) as unknown as Db,
+      onQuery: observers.onQuery,
       close: () => client.close(),
     };
   }
@@ -42,9 +68,11 @@ export async function createDb(options: DatabaseOptions): Promise<Database> {
     await pool.end();
     throw error;
   }
+  const observers = queryObservers();
   return {
     kind: 'postgres',
-    db: drizzlePg({ client: pool, schema }) as unknown as Db,
+    db: drizzlePg({ client: pool, schema, logger: observers.logger }) as unknown as Db,
+    onQuery: observers.onQuery,
     close: () => pool.end(),
   };
 }

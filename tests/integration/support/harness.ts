@@ -38,6 +38,8 @@ export async function startTestServer(options: {
   bridge?: StartOptions['bridge'];
   /** How the egress proxy resolves names (the egress tests map test names to their network). */
   egressResolver?: (host: string) => Promise<string[]>;
+  /** How long after a claim the pool's refill starts (StartOptions.refillDelayMs). */
+  refillDelayMs?: number;
 }): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'sandcast-it-'));
   const logs: string[] = [];
@@ -66,6 +68,7 @@ export async function startTestServer(options: {
     clock: options.clock,
     bridge: options.bridge,
     egressResolver: options.egressResolver,
+    refillDelayMs: options.refillDelayMs,
   });
   const url = server.url;
   return {

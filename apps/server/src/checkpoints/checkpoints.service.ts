@@ -233,7 +233,9 @@ export function createCheckpointsService(deps: {
      * a checkpoint of its workspace, attached; otherwise nothing. A capture that fails is thrown
      * as `provider_error` saying the operation itself did run.
      */
-    async afterMutation(sandboxId: string): Promise<Checkpoint | null> {
+    async afterMutation(sandboxId: string, known?: Pick<Sandbox, 'spec'>): Promise<Checkpoint | null> {
+      // A sandbox's spec never changes: one read before the operation says whether it is checkpointed.
+      if (known && known.spec.durability !== 'checkpointed') return null;
       return serially(sandboxId, async () => {
         const sandbox = await store.repos.sandboxes.get(sandboxId);
         if (sandbox?.spec.durability !== 'checkpointed' || sandbox.status !== 'running') return null;

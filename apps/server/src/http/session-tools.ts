@@ -35,21 +35,21 @@ export function createSessionTools(deps: {
   const table: { [N in SessionToolName]: Run<N> } = {
     // The primary's tools, as the session routes run them: a mutation is checkpointed before the answer.
     exec: async (sessionId, input, actor) => {
-      const sandbox = await sessions.useSandbox(sessionId, actor);
+      const sandbox = await sessions.useSandbox(sessionId, actor, { touch: false });
       const result = await sandboxes.exec(sandbox.id, input, actor);
-      await checkpoints.afterMutation(sandbox.id);
+      await checkpoints.afterMutation(sandbox.id, sandbox);
       return result;
     },
     read_file: async (sessionId, input, actor) => {
-      const sandbox = await sessions.useSandbox(sessionId, actor);
+      const sandbox = await sessions.useSandbox(sessionId, actor, { touch: false });
       const { value, recovered } = await sandboxes.readFile(sandbox.id, input.path, actor);
       return { ...encodeFile(input.path, value), ...(recovered ? { recovered } : {}) };
     },
     write_file: async (sessionId, input, actor) => {
       const data = decodeFile(input);
-      const sandbox = await sessions.useSandbox(sessionId, actor);
+      const sandbox = await sessions.useSandbox(sessionId, actor, { touch: false });
       const { recovered } = await sandboxes.writeFile(sandbox.id, input.path, data, input.mode, actor);
-      await checkpoints.afterMutation(sandbox.id);
+      await checkpoints.afterMutation(sandbox.id, sandbox);
       return { path: input.path, sizeBytes: data.length, ...(recovered ? { recovered } : {}) };
     },
     sandbox_create: async (sessionId, input, actor) => presentFleetSandbox(await fleet.create(sessionId, input, actor)),

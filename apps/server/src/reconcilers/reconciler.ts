@@ -17,6 +17,12 @@ const RECONCILER_LEASE = 'reconciler';
 /** Sandboxes stepped at once in a pass (each step makes at most one provider call, with its timeout). */
 const SANDBOX_CONCURRENCY = 8;
 
+/**
+ * How long after a claim its pool's refill starts: past the claimer's answer and first command
+ * (a few milliseconds when nothing competes), short beside a boot. bench/pools measures both.
+ */
+const REFILL_AFTER_CLAIM_DELAY_MS = 50;
+
 interface PassResult {
   /** Whether this server held the lease and so did the pass (false: another server reconciles). */
   leader: boolean;
@@ -65,6 +71,8 @@ export function createReconciler(deps: {
   metrics?: Pick<Metrics, 'reconcilerPasses' | 'reconcilerPassDuration'> | undefined;
   /** Warm pools, filled and drained after the sandboxes are stepped, and refilled after each claim. */
   warmPools?: WarmPoolsService | undefined;
+  /** Delay of the refill after a claim (REFILL_AFTER_CLAIM_DELAY_MS). */
+  refillDelayMs?: number | undefined;
 }): Reconciler {
   const clock = deps.clock ?? systemClock;
   const holder = randomUUID();
@@ -211,15 +219,27 @@ export function createReconciler(deps: {
     return running;
   };
 
-  /** A claim took a member: the leader refills that pool now rather than at the next pass. */
+  /**
+   * A claim took a member: the leader refills that pool soon rather than at the next pass. Not at
+   * once: the claimer's first command arrives right after its answer, and a refill's reads and
+   * provider create would share the event loop (and the database) with it (ADR 0032).
+   */
   const refillAfterClaim = (environmentId: string) => {
     if (!timer || heldUntil === 0 || !stillLeader() || !deps.warmPools) return;
-    const refill = deps.warmPools
-      .fill(environmentId, stillLeader)
-      .catch((error: unknown) => deps.log.warn({ err: error, environmentId }, 'warm pool refill failed; the next pass retries it'))
-      .finally(() => refills.delete(refill));
-    refills.add(refill);
+    const pools = deps.warmPools;
+    const later = setTimeout(() => {
+      waiting.delete(later);
+      if (!timer || !stillLeader()) return;
+      const refill = pools
+        .fill(environmentId, stillLeader)
+        .catch((error: unknown) => deps.log.warn({ err: error, environmentId }, 'warm pool refill failed; the next pass retries it'))
+        .finally(() => refills.delete(refill));
+      refills.add(refill);
+    }, refillDelayMs);
+    waiting.add(later);
   };
+  const refillDelayMs = deps.refillDelayMs ?? REFILL_AFTER_CLAIM_DELAY_MS;
+  const waiting = new Set<NodeJS.Timeout>();
   const refills = new Set<Promise<void>>();
   let unsubscribe: (() => void) | null = null;
 
@@ -239,6 +259,8 @@ export function createReconciler(deps: {
       if (timer) clearInterval(timer);
       timer = null;
       unsubscribe?.();
+      for (const later of waiting) clearTimeout(later);
+      waiting.clear();
       await Promise.all(refills);
       await running?.catch(() => undefined);
       // Another server takes over at its next pass instead of waiting for the lease to expire.

@@ -111,30 +111,32 @@ export function createSandboxesService(deps: {
     actor: Principal,
     run: (provider: SandboxProvider, instanceId: string) => Promise<T>,
   ): Promise<{ value: T; recovered?: SandboxRecovered }> => {
-    let sandbox = await requireSandbox(id);
-    requireUser(sandbox, actor, 'run commands in');
-    let recovered: SandboxRecovered | undefined;
-    const recoverable = sandbox.spec.durability === 'checkpointed';
-    if (sandbox.status === 'lost' || (recoverable && sandbox.status === 'starting' && sandbox.generation > 1)) {
-      recovered = await recoverOrRefuse(sandbox, sandbox.failureReason ?? 'the provider no longer has it', actor);
-      sandbox = await requireSandbox(id);
-    }
-    if (sandbox.status !== 'running' || !sandbox.providerInstanceId) {
-      const next = sandbox.status === 'stopped' ? '; start it first' : '';
-      throw new SandcastError('conflict', `sandbox ${id} is ${sandbox.status}; commands run only in a running sandbox${next}`, {
-        status: sandbox.status,
-      });
-    }
     // An operation through Sandcast is activity: the idle policy counts from the last one. The
-    // touch does not gate the command (ADR 0028): it runs beside it and is awaited before the answer.
-    const touched = store.repos.sandboxes.touch(sandbox.id, clock.now());
-    touched.catch(() => undefined);
+    // common case — running, the caller's own — is read and touched in one statement (ADR 0032);
+    // anything else is read again to say why, recover, or refuse.
+    const ownKey = actor.role === 'admin' ? undefined : (actor.keyId ?? null);
+    let sandbox = ownKey === null ? null : await store.repos.sandboxes.touchRunning(id, clock.now(), ownKey);
+    let recovered: SandboxRecovered | undefined;
+    if (!sandbox) {
+      sandbox = await requireSandbox(id);
+      requireUser(sandbox, actor, 'run commands in');
+      const recoverable = sandbox.spec.durability === 'checkpointed';
+      if (sandbox.status === 'lost' || (recoverable && sandbox.status === 'starting' && sandbox.generation > 1)) {
+        recovered = await recoverOrRefuse(sandbox, sandbox.failureReason ?? 'the provider no longer has it', actor);
+        sandbox = await requireSandbox(id);
+      }
+      if (sandbox.status !== 'running' || !sandbox.providerInstanceId) {
+        const next = sandbox.status === 'stopped' ? '; start it first' : '';
+        throw new SandcastError('conflict', `sandbox ${id} is ${sandbox.status}; commands run only in a running sandbox${next}`, {
+          status: sandbox.status,
+        });
+      }
+      await store.repos.sandboxes.touch(sandbox.id, clock.now());
+    }
     try {
-      const value = await run(providerOf(sandbox), sandbox.providerInstanceId);
-      await touched;
+      const value = await run(providerOf(sandbox), sandbox.providerInstanceId!);
       return { value, ...(recovered ? { recovered } : {}) };
     } catch (error) {
-      await touched.catch(() => undefined);
       if (recovered || !(await computeGone(sandbox, error))) throw error;
       const reason = (error as Error).message;
       recovered = await recoverOrRefuse(sandbox, reason, actor);
@@ -221,6 +223,7 @@ export function createSandboxesService(deps: {
         return taken;
       });
       if (claimed) {
+        pools.claimed(plan.environmentId);
         if (claimed.imageId && options.countAsUse) await store.repos.templates.touchLastUsed(claimed.imageId);
         return claimed;
       }

@@ -54,8 +54,8 @@ export function createWarmPoolsService(deps: {
   const claimListeners = new Set<(environmentId: string) => void>();
 
   const bootTarget = async (environmentId: string): Promise<BootTarget> => {
-    const ctx = await deps.loadEnvironment(environmentId);
-    const active = await store.repos.templates.active(environmentId);
+    // Independent reads, side by side (the active image is looked up by the environment's id alone).
+    const [ctx, active] = await Promise.all([deps.loadEnvironment(environmentId), store.repos.templates.active(environmentId)]);
     return { ctx, active, image: active && imageMatches(active, ctx) ? active : null };
   };
 
@@ -177,11 +177,19 @@ export function createWarmPoolsService(deps: {
         },
         at: clock.now(),
       });
-      if (claimed) for (const listener of claimListeners) listener(target.ctx.environment.id);
       return claimed;
     },
 
-    /** Called with the environment after every claim (the reconciler refills). */
+    /**
+     * Tells the listeners a claim from this environment's pool has committed. Called by the
+     * claimer after its transaction (a refill started inside it would list the claimed member as
+     * still pooled on Postgres, and queue behind the transaction on PGlite).
+     */
+    claimed(environmentId: string): void {
+      for (const listener of claimListeners) listener(environmentId);
+    },
+
+    /** Called with the environment after every committed claim (the reconciler refills). */
     onClaim(listener: (environmentId: string) => void): () => void {
       claimListeners.add(listener);
       return () => claimListeners.delete(listener);

@@ -208,5 +208,27 @@ export function createSandboxesRepo(db: Db) {
     async touch(id: string, at: Date): Promise<void> {
       await db.update(sandboxes).set({ lastActivityAt: at }).where(eq(sandboxes.id, id));
     },
+    /**
+     * The read and the activity touch of an operation on running compute, in one statement: sets
+     * `lastActivityAt` and returns the sandbox when it is running with an instance, is nobody's
+     * pool member, and (given `ownerKeyId`) was created with that key; else touches nothing and
+     * returns null, and the caller reads the row to learn why.
+     */
+    async touchRunning(id: string, at: Date, ownerKeyId?: string): Promise<Sandbox | null> {
+      const rows = await db
+        .update(sandboxes)
+        .set({ lastActivityAt: at })
+        .where(
+          and(
+            eq(sandboxes.id, id),
+            eq(sandboxes.status, 'running'),
+            eq(sandboxes.pooled, false),
+            isNotNull(sandboxes.providerInstanceId),
+            ownerKeyId === undefined ? undefined : eq(sandboxes.createdByKeyId, ownerKeyId),
+          ),
+        )
+        .returning();
+      return rows[0] ? toSandbox(rows[0]) : null;
+    },
   };
 }

@@ -45,9 +45,9 @@ export function registerSessionRoutes(
   // JSON, or NDJSON frames as the command runs — exactly as POST /api/sandboxes/:id/exec.
   app.post<{ Params: IdParams }>(API_PATHS.sessionExec, { config }, async (request, reply) => {
     const body = parse(ExecBodySchema, request.body);
-    const sandbox = await sessions.useSandbox(request.params.id, request.principal!);
+    const sandbox = await sessions.useSandbox(request.params.id, request.principal!, { touch: false });
     // A command may change anything: a checkpointed workspace is committed before the answer.
-    const checkpoint = () => checkpoints.afterMutation(sandbox.id);
+    const checkpoint = () => checkpoints.afterMutation(sandbox.id, sandbox);
     return replyExec(request, reply, {
       running: deps.runningExecs,
       json: async () => {
@@ -62,7 +62,7 @@ export function registerSessionRoutes(
 
   app.get<{ Params: IdParams }>(API_PATHS.sessionFiles, { config }, async (request) => {
     const { path } = parse(SessionFileQuerySchema, request.query, 'query');
-    const sandbox = await sessions.useSandbox(request.params.id, request.principal!);
+    const sandbox = await sessions.useSandbox(request.params.id, request.principal!, { touch: false });
     const { value: data, recovered } = await sandboxes.readFile(sandbox.id, path, request.principal!);
     return { ...encodeFile(path, data), ...(recovered ? { recovered } : {}) };
   });
@@ -71,9 +71,9 @@ export function registerSessionRoutes(
     const { path } = parse(SessionFileQuerySchema, request.query, 'query');
     const body = parse(WriteSessionFileBodySchema, request.body);
     const data = decodeFile(body);
-    const sandbox = await sessions.useSandbox(request.params.id, request.principal!);
+    const sandbox = await sessions.useSandbox(request.params.id, request.principal!, { touch: false });
     const { recovered } = await sandboxes.writeFile(sandbox.id, path, data, body.mode, request.principal!);
-    await checkpoints.afterMutation(sandbox.id);
+    await checkpoints.afterMutation(sandbox.id, sandbox);
     return { path, sizeBytes: data.length, ...(recovered ? { recovered } : {}) };
   });
 }

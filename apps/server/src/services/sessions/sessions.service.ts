@@ -215,12 +215,14 @@ export function createSessionsService(deps: {
 
     /**
      * The running primary sandbox of an active session the caller may use, its last activity
-     * recorded: every tool (exec, files, terminal) goes through here.
+     * recorded: every tool (exec, files, terminal) goes through here. `touch: false` for a tool
+     * that goes on to the sandboxes' exec or file operations, which record it themselves in the
+     * same statement as their read (ADR 0032).
      */
-    async useSandbox(id: string, actor: Principal): Promise<Sandbox> {
+    async useSandbox(id: string, actor: Principal, options: { touch?: boolean } = {}): Promise<Sandbox> {
       const session = await requireActive(id, actor);
       const sandbox = await primarySandboxOf(session);
-      await store.repos.sandboxes.touch(sandbox.id, clock.now());
+      if (options.touch !== false) await store.repos.sandboxes.touch(sandbox.id, clock.now());
       return sandbox;
     },
   };

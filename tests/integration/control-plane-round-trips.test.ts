@@ -1,0 +1,148 @@
+import { createStore, type Database } from '@sandcast/db';
+import { testDatabases } from '@sandcast/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
+
+/**
+ * The database statements a request sends on the fake provider (so only the control plane's own
+ * work is counted), pinned: a change that adds a round trip to exec or to a claim fails here and
+ * says which statement is new. Issue 16, ADR 0032.
+ */
+
+/** A transaction's frame, which only some drivers report. */
+const FRAME = /^\s*(begin|commit|rollback|savepoint|release)\b/i;
+/** The settings row: read at most once a second per server, so not part of a request's pinned list. */
+const SETTINGS = /from "instance_settings"/;
+
+/** `insert into "activity"`, `update "sandboxes"`, `select … from "environments"`: the statement's verb and table. */
+function shape(sql: string): string {
+  const verb = /^\s*(\w+)/.exec(sql)?.[1]?.toLowerCase() ?? '?';
+  const table = (verb === 'select' ? / from "(\w+)"/ : /^\s*(?:insert into|update|delete from) "(\w+)"/i).exec(sql)?.[1] ?? '?';
+  return `${verb} ${table}`;
+}
+
+for (const database of testDatabases()) {
+  describe.skipIf(database.skipReason !== null)(`control-plane round trips [${database.kind}]`, () => {
+    let t: TestServer;
+    let db: Database;
+    beforeAll(async () => {
+      db = await database.openDatabase();
+      // Passes are run by the tests; the timer never fires during a test. The refill after a claim
+      // waits long enough that its statements never land inside a counted request.
+      t = await startTestServer({
+        database,
+        store: createStore(db),
+        env: { SANDCAST_RECONCILE_INTERVAL_SECONDS: '3600' },
+        refillDelayMs: 1500,
+      });
+      await enableEnvironments(t.client);
+      // The pass a start runs in the background finishes before anything is counted.
+      await t.server.reconciler.runOnce();
+    });
+    afterAll(async () => {
+      await t?.close();
+    });
+
+    /** What `call` sends while it runs: the statements' shapes, settings reads counted apart. */
+    const sent = async (call: () => Promise<unknown>) => {
+      const statements: string[] = [];
+      let settingsReads = 0;
+      const stop = db.onQuery((sql) => {
+        if (FRAME.test(sql)) return;
+        if (SETTINGS.test(sql)) settingsReads++;
+        else statements.push(shape(sql));
+      });
+      try {
+        await call();
+      } finally {
+        stop();
+      }
+      return { statements, settingsReads };
+    };
+
+    it('an exec in a running sandbox is one statement: the read and the activity touch together', async () => {
+      const env = await t.client.environments.create({ name: 'round-trips', provider: 'fake', config: {} });
+      const sandbox = await t.client.sandboxes.create({ environmentId: env.id });
+      const before = (await t.server.store.repos.sandboxes.get(sandbox.id))!.lastActivityAt;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const one = await sent(() => t.client.sandboxes.exec(sandbox.id, { command: ['true'] }));
+      expect(one.statements).toEqual(['update sandboxes']);
+      // …and it did touch: the idle policy counts from it.
+      expect((await t.server.store.repos.sandboxes.get(sandbox.id))!.lastActivityAt > before).toBe(true);
+      // Back to back, the settings row (the feature gate) is read at most once a second, not per request.
+      const five = await sent(async () => {
+        for (let i = 0; i < 5; i++) await t.client.sandboxes.exec(sandbox.id, { command: ['true'] });
+      });
+      expect(five.statements).toEqual(Array(5).fill('update sandboxes'));
+      expect(five.settingsReads).toBeLessThanOrEqual(2);
+    });
+
+    it('a settings change through the API holds for the very next request, cache or not', async () => {
+      const env = await t.client.environments.create({ name: 'round-trips-settings', provider: 'fake', config: {} });
+      const sandbox = await t.client.sandboxes.create({ environmentId: env.id });
+      await t.client.sandboxes.exec(sandbox.id, { command: ['true'] });
+      await t.client.settings.update({ experimental: { enableEnvironments: false } });
+      const refused = await t.fetch(`/api/sandboxes/${sandbox.id}/exec`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ command: ['true'] }),
+      });
+      expect(refused.body).toMatchObject({ error: { code: 'feature_disabled' } });
+      await enableEnvironments(t.client);
+      expect((await t.client.sandboxes.exec(sandbox.id, { command: ['true'] })).exitCode).toBe(0);
+    });
+
+    it("a session's exec reads the session and its sandbox, then the exec's one statement; no second touch or checkpoint read", async () => {
+      const env = await t.client.environments.create({ name: 'round-trips-session', provider: 'fake', config: {} });
+      const agent = await t.client.agents.create({
+        name: 'round-trips',
+        sandboxPolicy: { mode: 'fixed', default: 'main', bindings: { main: { environmentRevisionId: env.currentRevision.id } } },
+      });
+      const session = await t.client.sessions.start({ agentId: agent.id });
+      await t.client.sessions.exec(session.id, { command: ['true'] });
+      const exec = await sent(() => t.client.sessions.exec(session.id, { command: ['true'] }));
+      expect(exec.statements).toEqual(['select sessions', 'select sandboxes', 'update sandboxes']);
+    });
+
+    it('a cold create reads the environment and its image side by side, then inserts and records the instance', async () => {
+      const env = await t.client.environments.create({ name: 'round-trips-cold', provider: 'fake', config: {} });
+      const cold = await sent(() => t.client.sandboxes.create({ environmentId: env.id }));
+      expect(cold.statements).toEqual([
+        'select environments',
+        'select environment_custom_image_templates',
+        'insert sandboxes',
+        'insert activity',
+        'update sandboxes',
+      ]);
+    });
+
+    it('a claim is the boot-source reads and the claim transaction; nothing after it, the refill comes later', async () => {
+      const env = await t.client.environments.create({
+        name: 'round-trips-pool',
+        provider: 'fake',
+        config: {},
+        spec: { warmPool: { size: 2 } },
+      });
+      await t.server.reconciler.runOnce();
+      await t.server.reconciler.runOnce();
+      expect(await t.server.store.repos.warmPools.members(env.id)).toHaveLength(2);
+      let claimedId = '';
+      const claim = await sent(async () => {
+        const claimed = await t.client.sandboxes.create({ environmentId: env.id });
+        expect(claimed.source).toBe('warm_pool');
+        claimedId = claimed.id;
+      });
+      // No converge, inspect or bootstrap of the member: it ran them when the pool made it.
+      expect(claim.statements).toEqual([
+        'select environments',
+        'select environment_custom_image_templates',
+        'update sandboxes',
+        'insert activity',
+      ]);
+      const exec = await sent(() => t.client.sandboxes.exec(claimedId, { command: ['true'] }));
+      expect(exec.statements).toEqual(['update sandboxes']);
+      // The refill after the claim still comes, without a reconciler pass.
+      await expect.poll(async () => (await t.server.store.repos.warmPools.members(env.id)).length, { timeout: 10_000 }).toBe(2);
+    });
+  });
+}
