@@ -53,16 +53,20 @@ export class ExecAgent {
   private markGone: (reason: string) => void = () => undefined;
   readonly ready: Promise<void>;
   private stderr = '';
+  /** The agent's pid inside the sandbox (its ready frame) and, once seen, on the host. */
+  private innerPid = 0;
+  private ownPid = 0;
 
   /**
    * @param child the agent's process (sh → nsenter → bwrap → agent)
-   * @param agentProcs the agent group's `cgroup.procs`: the agent and the commands it forked that
-   *   were not moved yet, nothing else (nothing inside can write a cgroup file)
+   * @param agentProcs the agent's `cgroup.procs` files; the last is its own group's, which holds the
+   *   agent and the commands it forked that were not moved yet, nothing else (nothing inside can
+   *   write a cgroup file)
    * @param stop kills the agent's whole cgroup
    */
   constructor(
     private readonly child: HostChild,
-    private readonly agentProcs: string,
+    private readonly agentProcs: string[],
     private readonly stop: () => void,
   ) {
     this.whenGone = new Promise((resolve) => {
@@ -76,7 +80,10 @@ export class ExecAgent {
     this.ready.catch(() => undefined);
     const decoder = new AgentDecoder(
       (event) => {
-        if (event.type === 'ready') return announced?.();
+        if (event.type === 'ready') {
+          this.innerPid = event.pid;
+          return announced?.();
+        }
         this.execs.get(event.id)?.onEvent(event);
       },
       (reason) => this.fail(reason),
@@ -125,11 +132,14 @@ export class ExecAgent {
 
   /** The command's host pid: the process of the agent's group whose innermost pid is `pid`. */
   private async hostPid(pid: number): Promise<number | null> {
-    const listed = (await readFile(this.agentProcs, 'utf8').catch(() => '')).split('\n').filter((line) => /^\d+$/.test(line));
-    for (const candidate of listed) {
-      const status = await readFile(`/proc/${Number(candidate)}/status`, 'utf8').catch(() => '');
+    const listed = (await readFile(this.agentProcs.at(-1)!, 'utf8').catch(() => '')).split('\n').filter((line) => /^\d+$/.test(line));
+    for (const candidate of listed.map(Number)) {
+      if (candidate === this.ownPid) continue;
+      const status = await readFile(`/proc/${candidate}/status`, 'utf8').catch(() => '');
       const nspids = /^NSpid:\s*([\d\s]+)$/m.exec(status)?.[1]?.trim().split(/\s+/) ?? [];
-      if (nspids.length > 1 && Number(nspids.at(-1)) === pid) return Number(candidate);
+      if (nspids.length > 1 && Number(nspids.at(-1)) === pid) return candidate;
+      // The agent itself (its pid inside was in its ready frame) is skipped from then on.
+      if (nspids.length > 1 && Number(nspids.at(-1)) === this.innerPid) this.ownPid = candidate;
     }
     return null;
   }
@@ -170,7 +180,9 @@ export class ExecAgent {
     this.send(spawn);
     const pid = await started;
     const hostPid = pid === null ? null : await this.hostPid(pid);
-    const joined = hostPid !== null && (await Promise.all(request.procsFiles.map((file) => writeFile(file, String(hostPid)))).then(
+    // Only the groups the agent is not in itself (the exec's own); the sandbox-wide ones it inherited.
+    const moves = request.procsFiles.filter((file) => !this.agentProcs.includes(file));
+    const joined = hostPid !== null && (await Promise.all(moves.map((file) => writeFile(file, String(hostPid)))).then(
       () => true,
       () => false,
     ));

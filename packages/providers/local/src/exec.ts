@@ -55,7 +55,7 @@ export function createExecPlumbing(deps: ExecDeps) {
     const procsFiles = await cgroups.createChild(record.id, AGENT_GROUP);
     const spec = instances.spawnSpec(record, { command: [AGENT_PATH], cwd: '/', procsFiles, newSession: true });
     const child = await spawnInSandbox({ ...spec, binds: [{ host: binary, inside: AGENT_PATH }] });
-    const agent = new ExecAgent(child, procsFiles.at(-1)!, () => {
+    const agent = new ExecAgent(child, procsFiles, () => {
       child.kill('SIGKILL');
       void cgroups.kill(record.id, AGENT_GROUP).catch(() => undefined);
     });
