@@ -67,14 +67,20 @@ export class AgentDecoder {
     let buffer = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
     while (buffer.length >= 4) {
       const length = buffer.readUInt32LE(0);
-      if (length < 5 || length > MAX_AGENT_PAYLOAD + 5) return this.fail(`a frame of ${length} bytes`);
+      if (length < 5 || length > MAX_AGENT_PAYLOAD + 5) {
+        this.fail(`a frame of ${length} bytes`);
+        return;
+      }
       if (buffer.length < 4 + length) break;
       const type = buffer.readUInt8(4);
       const id = buffer.readUInt32LE(5);
       const payload = buffer.subarray(HEADER, 4 + length);
       buffer = buffer.subarray(4 + length);
       const event = decodeEvent(type, id, payload);
-      if (typeof event === 'string') return this.fail(event);
+      if (typeof event === 'string') {
+        this.fail(event);
+        return;
+      }
       this.onEvent(event);
       if (this.broken) return;
     }

@@ -11,7 +11,6 @@ import {
   spawnFrame,
   stdinFrame,
 } from './agent-protocol.ts';
-import { localError } from './errors.ts';
 import type { HostChild } from './spawner.ts';
 
 /**
@@ -38,6 +37,8 @@ export interface AgentExecRequest {
   procsFiles: string[];
   killTree: () => Promise<void>;
   cleanup: () => Promise<void>;
+  /** The error of a command whose agent went away while it ran (the sandbox may be gone with it). */
+  agentGone: (reason: string) => Promise<Error>;
 }
 
 interface Pending {
@@ -182,10 +183,12 @@ export class ExecAgent {
     const hostPid = pid === null ? null : await this.hostPid(pid);
     // Only the groups the agent is not in itself (the exec's own); the sandbox-wide ones it inherited.
     const moves = request.procsFiles.filter((file) => !this.agentProcs.includes(file));
-    const joined = hostPid !== null && (await Promise.all(moves.map((file) => writeFile(file, String(hostPid)))).then(
-      () => true,
-      () => false,
-    ));
+    const joined =
+      hostPid !== null &&
+      (await Promise.all(moves.map((file) => writeFile(file, String(hostPid)))).then(
+        () => true,
+        () => false,
+      ));
     if (!joined || this.gone !== null) {
       // Forked but never let go: it is killed before it could run anything.
       this.send(controlFrame(HOST_FRAME.kill, id));
@@ -193,9 +196,15 @@ export class ExecAgent {
       return null;
     }
     this.send(controlFrame(HOST_FRAME.go, id));
-    return this.running(id, request, early, (next) => {
-      handler = next;
-    }, release);
+    return this.running(
+      id,
+      request,
+      early,
+      (next) => {
+        handler = next;
+      },
+      release,
+    );
   }
 
   private running(
@@ -212,7 +221,7 @@ export class ExecAgent {
     let timedOut = false;
     let killing: Promise<void> | null = null;
     let hardDeadline: NodeJS.Timeout | null = null;
-    let settle: (result: { exit: ExecExit } | { error: Error }) => void = () => undefined;
+    let settle: (result: { exit: ExecExit } | { error: Promise<Error> }) => void = () => undefined;
     const killTree = () => {
       this.send(controlFrame(HOST_FRAME.kill, id));
       killing ??= request.killTree();
@@ -243,7 +252,7 @@ export class ExecAgent {
           await killing?.catch(() => undefined);
           await request.cleanup();
           if ('exit' in result) resolve(result.exit);
-          else reject(result.error);
+          else reject(await result.error);
         })();
       };
     });
@@ -257,12 +266,7 @@ export class ExecAgent {
       onGone: (reason) => {
         // The command ran and nothing can report its end any more: stop what is left of it.
         killing ??= request.killTree();
-        settle({
-          error: localError(
-            'backend',
-            `the command's exec agent went away while it ran (${reason}); the command was stopped, run it again`,
-          ),
-        });
+        settle({ error: request.agentGone(reason) });
       },
     });
     for (const event of early) onEvent(event);

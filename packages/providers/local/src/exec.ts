@@ -1,11 +1,12 @@
 import type { Readable } from 'node:stream';
-import { type ExecProcess, type ExecRequest, staticBinary } from '@sandcast/provider-sdk';
 import { fileURLToPath } from 'node:url';
+import { type ExecProcess, type ExecRequest, staticBinary } from '@sandcast/provider-sdk';
 import type { Cgroups } from './cgroups.ts';
 import { localError } from './errors.ts';
 import { ExecAgent } from './exec-agent.ts';
 import type { InstanceRecord, Instances } from './instances.ts';
 import { newId } from './layout.ts';
+import { sleep } from './proc.ts';
 import { spawnInSandbox } from './runtime.ts';
 import { awaitProcess, type RawExecResult, streamProcess } from './sandbox-io.ts';
 import type { HostChild } from './spawner.ts';
@@ -65,7 +66,10 @@ export function createExecPlumbing(deps: ExecDeps) {
     } finally {
       clearTimeout(timer);
     }
-    return entry.agent === null && agents.get(record.id) === entry ? agent : (agent.close(), null);
+    if (entry.agent === null && agents.get(record.id) === entry) return agent;
+    // The sandbox was destroyed or restarted meanwhile.
+    agent.close();
+    return null;
   };
 
   /** Starts the sandbox's agent in the background when it has none (or its agent is gone). */
@@ -131,7 +135,17 @@ export function createExecPlumbing(deps: ExecDeps) {
     try {
       const spec = instances.spawnSpec(record, { ...spawnRequest, procsFiles, newSession: true });
       const agent = await agentFor(record);
-      const viaAgent = await agent?.exec({ ...spec, stdin: request.stdin, stdinStream, timeoutMs, killTree, cleanup });
+      // The agent dies with the sandbox's init; the init's pid may read alive for a moment longer.
+      const agentGone = async (reason: string) => {
+        const alive = (await instances.isAlive(record)) && (await sleep(50).then(() => instances.isAlive(record)));
+        if (alive)
+          return localError(
+            'backend',
+            `the command's exec agent went away while it ran (${reason}); the command was stopped, run it again`,
+          );
+        return localError('not_found', `sandbox ${record.id} stopped: ${await instances.initGone(record)}; create a new one`);
+      };
+      const viaAgent = await agent?.exec({ ...spec, stdin: request.stdin, stdinStream, timeoutMs, killTree, cleanup, agentGone });
       if (viaAgent) return viaAgent;
       child = await spawnInSandbox(spec);
     } catch (error) {

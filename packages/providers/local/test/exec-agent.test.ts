@@ -27,7 +27,7 @@ describe('local provider exec agent', () => {
   const sh = (script: string, extra: { stdin?: string | Buffer; timeoutMs?: number } = {}) =>
     temp.provider.exec(sandbox, { command: ['sh', '-c', script], ...extra });
   /** The agent's pid inside the sandbox, found the way sandbox code would find it. */
-  const FIND_AGENT = 'for d in /proc/[0-9]*; do [ "$(cat $d/comm 2>/dev/null)" = sandcast-agent ] && echo ${d#/proc/}; done';
+  const FIND_AGENT = 'for d in /proc/[0-9]*; do [ "$(cat $d/comm 2>/dev/null)" = sandcast-agent ] && echo "$d" | cut -d/ -f3; done';
   /** Which program started the command: the agent, or (the old path) bwrap outside the pid namespace (pid 0). */
   const parent = async () => (await sh('cat /proc/$PPID/comm 2>/dev/null || echo "pid $PPID"')).stdout.trim();
 
@@ -70,14 +70,16 @@ describe('local provider exec agent', () => {
   test('killed from inside: the exec in flight fails clearly and is stopped, the next exec works, the agent comes back', async () => {
     const secs = 1500 + Math.floor(Math.random() * 500);
     const running = await temp.provider.execStream(sandbox, { command: ['sh', '-c', `echo up; sleep ${secs}`] });
-    const collected = collectExecOutput(running);
+    const collected = collectExecOutput(running).catch((error: unknown) => error);
     // The killer is itself an exec through the agent: it fails the same way.
     const killer = await sh(`kill -9 $(${FIND_AGENT})`).catch((error: unknown) => error);
     expect(isProviderError(killer) && killer.message).toMatch(/exec agent went away/);
-    const inFlight = await collected.catch((error: unknown) => error);
+    const inFlight = await collected;
     expect(isProviderError(inFlight) && inFlight.message).toMatch(/exec agent went away.*the command was stopped/);
     // The next exec works, and nothing of the interrupted command is left.
-    const after = await sh(`for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f" 2>/dev/null; echo; done | grep -c "^sleep ${secs}" || true`);
+    const after = await sh(
+      `for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f" 2>/dev/null; echo; done | grep -c "^sleep ${secs}" || true`,
+    );
     expect(after).toMatchObject({ exitCode: 0, stdout: '0\n' });
     expect(await parent()).toBe('sandcast-agent');
     expect((await sh(FIND_AGENT)).stdout.trim()).toMatch(/^\d+$/);
@@ -87,7 +89,9 @@ describe('local provider exec agent', () => {
     const secs = 2100 + Math.floor(Math.random() * 500);
     const result = await sh(`setsid sleep ${secs} & sleep ${secs}`, { timeoutMs: 500 });
     expect(result.timedOut).toBe(true);
-    const after = await sh(`for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f" 2>/dev/null; echo; done | grep -c "^sleep ${secs}" || true`);
+    const after = await sh(
+      `for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f" 2>/dev/null; echo; done | grep -c "^sleep ${secs}" || true`,
+    );
     expect(after.stdout).toBe('0\n');
   });
 
