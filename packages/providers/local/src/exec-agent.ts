@@ -96,6 +96,9 @@ export class ExecAgent {
     child.stdin?.on('error', () => undefined);
     child.on('error', (error: Error) => this.fail(`the exec agent failed: ${error.message}`));
     child.on('exit', () => this.fail(`the exec agent exited${this.stderr.trim() ? `: ${this.stderr.trim()}` : ''}`));
+    // Its output ending is its end too, whether or not an exit is reported (the spawner may be gone).
+    child.stdout?.on('close', () => this.fail('the exec agent closed its output'));
+    child.unref();
     this.reference(false);
   }
 
@@ -163,7 +166,11 @@ export class ExecAgent {
     const early: AgentEvent[] = [];
     let handler: Pending = { onEvent: (event) => early.push(event), onGone: () => undefined };
     const started = new Promise<number | null>((resolve) => {
-      const timer = setTimeout(() => resolve(null), START_TIMEOUT_MS);
+      const timer = setTimeout(() => {
+        // A wedged agent is dropped (its cgroup killed), so later execs do not wait on it too.
+        this.fail('the exec agent did not answer a spawn request');
+        resolve(null);
+      }, START_TIMEOUT_MS);
       handler = {
         onEvent: (event) => {
           if (event.type === 'started' || event.type === 'failed') {
