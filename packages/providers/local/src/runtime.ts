@@ -12,6 +12,8 @@ import { type HostChild, hostSpawn } from './spawner.ts';
  * namespace of its own and applies the same capability set, no_new_privs and seccomp filter.
  * Every process is placed in the sandbox's cgroups before it starts (the shell prologue writes
  * its own pid into `cgroup.procs` and then execs), so limits apply from the first instruction.
+ * Execs mostly skip this line: it starts each sandbox's exec agent once, and the agent forks the
+ * commands, which inherit all of the above (ADR 0030, exec.ts).
  */
 
 /** What a root shell inside needs; no CAP_SYS_ADMIN, no CAP_MKNOD (no device cgroup guards /dev), no raw sockets. */
