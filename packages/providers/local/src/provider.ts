@@ -225,8 +225,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   const liveRecord = async (instanceId: string): Promise<InstanceRecord> => {
     const { instances } = await ensureReady();
     const record = await instances.live(instanceId);
-    if (record) return record;
-    const stored = await instances.load(instanceId);
+    // A stop in progress (or one whose processes are still dying) is not running: nothing is started in it.
+    if (record && !record.stopped) return record;
+    const stored = record ?? (await instances.load(instanceId));
     if (stored?.stopped) throw localError('not_running', `sandbox ${instanceId} is stopped; start it first`);
     // Say why when the record says so: the init died (its last words are in init.log).
     if (stored) throw localError('not_found', `sandbox ${instanceId} stopped: ${await instances.initGone(stored)}; create a new one`);
