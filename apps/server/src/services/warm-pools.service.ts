@@ -68,7 +68,11 @@ export function createWarmPoolsService(deps: {
 
   /** Asks a member to go, unless a claim took it since it was listed (then it is somebody's sandbox). */
   const drain = async (member: Sandbox) => {
-    const asked = await store.repos.sandboxes.update(member.id, { desiredStatus: 'deleted' }, { generation: member.generation, pooled: true });
+    const asked = await store.repos.sandboxes.update(
+      member.id,
+      { desiredStatus: 'deleted' },
+      { generation: member.generation, pooled: true },
+    );
     if (asked) await deps.lifecycle.converge(member.id, { activity: false });
   };
 
