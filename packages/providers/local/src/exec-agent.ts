@@ -69,6 +69,11 @@ export class ExecAgent {
     private readonly child: HostChild,
     private readonly agentProcs: string[],
     private readonly stop: () => void,
+    private readonly options: {
+      /** How a command's host pid is found (tests stand in for the kernel); default: by `NSpid`. */
+      locate?: (pid: number) => Promise<number | null>;
+      killGraceMs?: number;
+    } = {},
   ) {
     this.whenGone = new Promise((resolve) => {
       this.markGone = resolve;
@@ -187,7 +192,7 @@ export class ExecAgent {
     this.execs.set(id, { onEvent: (event) => handler.onEvent(event), onGone: (reason) => handler.onGone(reason) });
     this.send(spawn);
     const pid = await started;
-    const hostPid = pid === null ? null : await this.hostPid(pid);
+    const hostPid = pid === null ? null : await (this.options.locate ?? ((inner) => this.hostPid(inner)))(pid);
     // Only the groups the agent is not in itself (the exec's own); the sandbox-wide ones it inherited.
     const moves = request.procsFiles.filter((file) => !this.agentProcs.includes(file));
     const joined =
@@ -234,9 +239,9 @@ export class ExecAgent {
       killing ??= request.killTree();
       // The agent reports the exit once the command is reaped; if it does not, the host does.
       hardDeadline ??= setTimeout(() => {
-        this.fail('the exec agent did not report a killed command');
         settle({ exit: { exitCode: 137, timedOut } });
-      }, KILL_GRACE_MS);
+        this.fail('the exec agent did not report a killed command');
+      }, this.options.killGraceMs ?? KILL_GRACE_MS);
       return killing;
     };
     const timer = setTimeout(() => {
