@@ -189,9 +189,9 @@ static void spawn(uint32_t id, const unsigned char *p, size_t len) {
     return send_frame(F_FAILED, id, "busy", 4);
   }
   for (uint32_t i = 0; i < envc; i++) envp[i] = strings[1 + argc + i];
-  char *args[argc + 1];
-  for (uint32_t i = 0; i < argc; i++) args[i] = argv[i];
-  args[argc] = NULL;
+  /* argv ends where env began (env is copied out above); strings has room for the NULL. */
+  strings[1 + argc] = NULL;
+  char **args = argv;
 
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, go[2] = {-1, -1};
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(go, O_CLOEXEC)) {

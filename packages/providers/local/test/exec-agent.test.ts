@@ -104,6 +104,17 @@ describe('local provider exec agent', () => {
     expect(echoed.totalBytes.stdout).toBe(input.length);
   });
 
+  test('many arguments go through the agent; a request larger than its frame limit runs the old way, the same', async () => {
+    const script = 'echo "$# $(cat /proc/$PPID/comm 2>/dev/null || echo "pid $PPID")"';
+    // Both within bwrap's own cap of 9000 arguments, which the old path keeps.
+    const many = Array.from({ length: 5_000 }, (_, i) => `argument-${i}-${'x'.repeat(80)}`);
+    const through = await temp.provider.exec(sandbox, { command: ['sh', '-c', script, 'sh', ...many] });
+    expect(through.stdout).toBe('5000 sandcast-agent\n');
+    const large = Array.from({ length: 2_000 }, (_, i) => `argument-${i}-${'x'.repeat(600)}`);
+    const old = await temp.provider.exec(sandbox, { command: ['sh', '-c', script, 'sh', ...large] });
+    expect(old.stderr + old.stdout).toBe('2000 pid 0\n');
+  });
+
   test('execs in parallel keep their output apart', async () => {
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) => sh(`for n in 1 2 3; do echo ${i}-$n; echo e${i} >&2; done; exit ${i}`)),
