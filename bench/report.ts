@@ -45,6 +45,11 @@ const BENCHMARKS: Benchmark[] = [
   bench('sessions', 'session start → first exec vs raw provider create → exec (Docker)', '--provider docker --iterations 10'),
   bench('local-provider', 'local provider create → exec vs bwrap floor and docker run; capture', '--iterations 15 --max-mb 256'),
   bench('docker-provider', 'Docker provider vs raw docker run; capture by size', '--iterations 8 --skip-1g'),
+  bench(
+    'exec-agent',
+    'exec `true` through the in-sandbox exec agent vs the old sh → nsenter → bwrap path; provider and API (local)',
+    '--execs 60',
+  ),
   bench('exec-stream', 'first byte of streamed exec vs collected; through the API vs provider', '--provider local --iterations 10'),
   bench('terminal', 'keystroke round trip and flood through the WebSocket vs a direct PTY', '--keystrokes 200 --flood-mib 256'),
   bench('ports', 'a sandbox port through the proxy vs a direct loopback connection', '--requests 200 --mib 64'),

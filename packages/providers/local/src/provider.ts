@@ -36,6 +36,7 @@ import { listUpperChanges } from './changes.ts';
 import { LOCAL_RUNTIME_KNOBS, type LocalConfig, localConfigSchema } from './config.ts';
 import { InstanceDisks } from './disk.ts';
 import { localError, PROVIDER_ID } from './errors.ts';
+import { createExecPlumbing } from './exec.ts';
 import { forkInstance, thawInterruptedForks } from './fork.ts';
 import { removeTree } from './fs-util.ts';
 import { ImageStore } from './image-store.ts';
@@ -47,10 +48,9 @@ import { ensureInitBinary } from './native-init.ts';
 import { mountsUnder, unmount } from './overlay.ts';
 import { processStartTime, run, shellQuote } from './proc.ts';
 import { ptyStream } from './pty.ts';
-import { sandboxCommandLine, spawnInSandbox } from './runtime.ts';
-import { awaitProcess, type RawExecResult, streamProcess } from './sandbox-io.ts';
+import { sandboxCommandLine } from './runtime.ts';
 import { compileSeccompFilter } from './seccomp.ts';
-import { type HostChild, stopSpawnerWhenIdle } from './spawner.ts';
+import { stopSpawnerWhenIdle } from './spawner.ts';
 
 export interface LocalProviderOptions extends ProviderContext {
   /** Layers an image may have before a capture squashes everything above its base. Default 16. */
@@ -68,8 +68,6 @@ export interface LocalProviderOptions extends ProviderContext {
 export interface LocalProvider extends SandboxProvider {
   readonly images: LocalImageStoreApi;
 }
-
-const DEFAULT_TIMEOUT_MS = 60_000;
 
 /** What runs sandboxes: present only where cgroups work (see `availability()`). */
 interface Runtime {
@@ -231,8 +229,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   const liveRecord = async (instanceId: string): Promise<InstanceRecord> => {
     const { instances } = await ensureReady();
     const record = await instances.live(instanceId);
-    if (record) return record;
-    const stored = await instances.load(instanceId);
+    // A stop in progress (or one whose processes are still dying) is not running: nothing is started in it.
+    if (record && !record.stopped) return record;
+    const stored = record ?? (await instances.load(instanceId));
     if (stored?.stopped) throw localError('not_running', `sandbox ${instanceId} is stopped; start it first`);
     // Say why when the record says so: the init died (its last words are in init.log).
     if (stored) throw localError('not_found', `sandbox ${instanceId} stopped: ${await instances.initGone(stored)}; create a new one`);
@@ -249,96 +248,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     return { status: 'missing', detail: `${await instances.initGone(record)}; destroy it and create a new one` };
   };
 
-  /** Runs a command in its own child cgroup and removes the group (when empty) afterwards. */
-  /** Why a host-side step in the sandbox failed: the sandbox is gone when its init died under it. */
-  const stepFailed = async (record: InstanceRecord, stderr: Buffer, message: string) => {
-    const { instances } = await ensureReady();
-    const text = stderr.toString('utf8');
-    if (await instances.diedDuring(record, text))
-      return localError('not_found', `sandbox ${record.id} stopped: ${await instances.initGone(record)}; create a new one`);
-    return localError('backend', `${message}: ${text.trim()}`);
-  };
-
-  const runIn = async (
-    record: InstanceRecord,
-    request: {
-      command: string[];
-      cwd?: string | undefined;
-      env?: Record<string, string> | undefined;
-      stdin?: string | Buffer | undefined;
-      timeoutMs?: number | undefined;
-    },
-  ): Promise<RawExecResult> => {
-    if (request.command.length === 0) throw localError('invalid_config', 'exec needs a command');
-    const { cgroups, instances } = await ensureReady();
-    const group = `x${newId()}`;
-    const procsFiles = await cgroups.createChild(record.id, group);
-    try {
-      const child = await spawnInSandbox(instances.spawnSpec(record, { ...request, procsFiles, newSession: true }));
-      return await awaitProcess(child, {
-        stdin: request.stdin,
-        timeoutMs: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-        killTree: () => cgroups.kill(record.id, group, { reaped: true }),
-      });
-    } finally {
-      await cgroups.removeChild(record.id, group);
-    }
-  };
-
-  /** Starts a command in its own child cgroup; the group is removed (when empty) once it exits. */
-  const startIn = async (record: InstanceRecord, request: ExecRequest): Promise<ExecProcess> => {
-    if (request.command.length === 0) throw localError('invalid_config', 'exec needs a command');
-    const { cgroups, instances } = await ensureReady();
-    const group = `x${newId()}`;
-    const procsFiles = await cgroups.createChild(record.id, group);
-    const { maxOutputBytes: _cap, stdinStream, ...spawnRequest } = request;
-    let child: HostChild;
-    try {
-      child = await spawnInSandbox(instances.spawnSpec(record, { ...spawnRequest, procsFiles, newSession: true }));
-    } catch (error) {
-      await cgroups.removeChild(record.id, group);
-      throw error;
-    }
-    return streamProcess(child, {
-      stdin: request.stdin,
-      stdinStream,
-      timeoutMs: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      killTree: () => cgroups.kill(record.id, group, { reaped: true }),
-      cleanup: () => cgroups.removeChild(record.id, group),
-    });
-  };
-
-  const streamFrom = async (
-    record: InstanceRecord,
-    command: string[],
-    stdin: Readable | null,
-  ): Promise<{ stdout: Readable; exit: Promise<RawExecResult> }> => {
-    const { cgroups, instances } = await ensureReady();
-    const group = `x${newId()}`;
-    const procsFiles = await cgroups.createChild(record.id, group);
-    const child = await spawnInSandbox(instances.spawnSpec(record, { command, procsFiles, newSession: true }));
-    const { stdin: childStdin, stdout } = child;
-    if (!childStdin || !stdout) {
-      child.kill('SIGKILL');
-      await cgroups.removeChild(record.id, group);
-      throw localError('backend', 'the sandbox process was started without pipes');
-    }
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-    });
-    const exit = new Promise<RawExecResult>((resolve, reject) => {
-      child.on('error', reject);
-      child.on('close', (code) => {
-        void cgroups.removeChild(record.id, group);
-        resolve({ exitCode: code ?? 137, stdout: Buffer.alloc(0), stderr: Buffer.from(stderr), timedOut: false });
-      });
-    });
-    if (stdin) stdin.pipe(childStdin);
-    else childStdin.end();
-    childStdin.on('error', () => undefined);
-    return { stdout, exit };
-  };
+  const { runIn, startIn, streamFrom, stepFailed, warmAgent, closeAgents, forgetAgent } = createExecPlumbing({ ready: ensureReady });
 
   const provider: LocalProvider = {
     id: PROVIDER_ID,
@@ -358,6 +268,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         config: request.config,
         template: request.template,
       });
+      warmAgent(record);
       return { instanceId: record.id };
     },
 
@@ -465,6 +376,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     async destroy(instanceId: string): Promise<void> {
       const { instances: sandboxes } = await ensureReady();
       if (!/^(sbx|stp)-[0-9a-f]{16}$/.test(instanceId)) return;
+      forgetAgent(instanceId);
       await sandboxes.teardown(instanceId);
     },
 
@@ -486,6 +398,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         );
       }
       if (!started) throw localError('not_found', `sandbox ${instanceId} does not exist or its init is gone; create a new one`);
+      warmAgent(started);
     },
 
     async fork(instanceId: string, targets: ForkTarget[]): Promise<CreatedSandbox[]> {
@@ -553,6 +466,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     },
 
     async close(): Promise<void> {
+      closeAgents();
       await Promise.all(background);
       await images.stopDigests();
       const holder = (await readFile(layout.lock, 'utf8').catch(() => '')).trim();

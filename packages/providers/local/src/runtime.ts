@@ -12,6 +12,8 @@ import { type HostChild, hostSpawn } from './spawner.ts';
  * namespace of its own and applies the same capability set, no_new_privs and seccomp filter.
  * Every process is placed in the sandbox's cgroups before it starts (the shell prologue writes
  * its own pid into `cgroup.procs` and then execs), so limits apply from the first instruction.
+ * Execs mostly skip this line: it starts each sandbox's exec agent once, and the agent forks the
+ * commands, which inherit all of the above (ADR 0030, exec.ts).
  */
 
 /** What a root shell inside needs; no CAP_SYS_ADMIN, no CAP_MKNOD (no device cgroup guards /dev), no raw sockets. */
@@ -223,6 +225,8 @@ export interface SandboxSpawnSpec extends SandboxProcessSpec {
   command: string[];
   /** false for PTYs: a new session would detach the terminal. */
   newSession: boolean;
+  /** Host files bound read-only at a path inside (on bwrap's /dev tmpfs): the exec agent's binary. */
+  binds?: Array<{ host: string; inside: string }> | undefined;
 }
 
 /** What an exec prints (exit 125) when the sandbox's init is gone. */
@@ -236,6 +240,7 @@ export function sandboxCommandLine(spec: SandboxSpawnSpec): { file: string; args
   const bwrap = ['bwrap', '--pidns', '3', '--die-with-parent'];
   if (spec.newSession) bwrap.push('--new-session');
   bwrap.push(...commonArgs(spec));
+  for (const bind of spec.binds ?? []) bwrap.push('--ro-bind', bind.host, bind.inside);
   // The pid namespace is opened first, then the init is checked to be the same process: a pid
   // reused by a host process would otherwise hand over the host's namespaces (its hostname).
   const check = `[ "$(cut -d ' ' -f 22 /proc/${spec.initPid}/stat 2>/dev/null)" = ${spec.initStartTime} ] || { echo ${shellQuote(INIT_GONE)} >&2; exit 125; }`;

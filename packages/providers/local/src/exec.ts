@@ -1,0 +1,218 @@
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { type ExecProcess, type ExecRequest, staticBinary } from '@sandcast/provider-sdk';
+import type { Cgroups } from './cgroups.ts';
+import { localError } from './errors.ts';
+import { ExecAgent } from './exec-agent.ts';
+import type { InstanceRecord, Instances } from './instances.ts';
+import { newId } from './layout.ts';
+import { sleep } from './proc.ts';
+import { spawnInSandbox } from './runtime.ts';
+import { awaitProcess, type RawExecResult, streamProcess } from './sandbox-io.ts';
+import type { HostChild } from './spawner.ts';
+
+/**
+ * How commands run in a sandbox. Execs go through the sandbox's exec agent (ADR 0030) when it is
+ * up, and the old way otherwise — a new `sh → nsenter → bwrap` per command, which is also what
+ * starts the agent, and what file operations, workspace streams and terminals always use. Either
+ * way each command gets its own child cgroup, killed as a whole on timeout or `kill()`.
+ */
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+const AGENT_SOURCE = fileURLToPath(new URL('../native/sandcast-exec-agent.c', import.meta.url));
+/** Where the agent binary is bound inside its mount namespace (bwrap's /dev tmpfs, not the rootfs). */
+const AGENT_PATH = '/dev/.sandcast-exec-agent';
+/** The agent's own cgroup (a child of the sandbox's, beside `init` and the per-exec `x…` groups). */
+const AGENT_GROUP = 'agent';
+/** How soon after a failed start the agent is tried again (a sandbox that keeps killing it gets the old path). */
+const RESTART_BACKOFF_MS = 1_000;
+
+export interface ExecDeps {
+  ready: () => Promise<{ cgroups: Cgroups; instances: Instances }>;
+}
+
+type RunRequest = Pick<ExecRequest, 'command' | 'cwd' | 'env' | 'stdin' | 'timeoutMs'>;
+
+interface AgentEntry {
+  initStartTime: number;
+  agent: ExecAgent | null;
+  starting: Promise<ExecAgent | null> | null;
+  failedAt: number;
+}
+
+export function createExecPlumbing(deps: ExecDeps) {
+  let agentBinary: Promise<string | null> | null = null;
+  const agents = new Map<string, AgentEntry>();
+  // SANDCAST_LOCAL_EXEC_AGENT=off runs every exec the old way (read per call: the benchmarks compare both).
+  const agentsOff = () => process.env.SANDCAST_LOCAL_EXEC_AGENT === 'off';
+
+  const startAgent = async (record: InstanceRecord, entry: AgentEntry): Promise<ExecAgent | null> => {
+    agentBinary ??= staticBinary(AGENT_SOURCE).catch(() => null);
+    const binary = await agentBinary;
+    if (!binary) return null;
+    const { cgroups, instances } = await deps.ready();
+    // A previous server's agent (it dies with its spawner) must not share the group's pid lookup.
+    await cgroups.kill(record.id, AGENT_GROUP);
+    const procsFiles = await cgroups.createChild(record.id, AGENT_GROUP);
+    const spec = instances.spawnSpec(record, { command: [AGENT_PATH], cwd: '/', procsFiles, newSession: true });
+    const child = await spawnInSandbox({ ...spec, binds: [{ host: binary, inside: AGENT_PATH }] });
+    const agent = new ExecAgent(child, procsFiles, () => {
+      child.kill('SIGKILL');
+      void cgroups.kill(record.id, AGENT_GROUP).catch(() => undefined);
+    });
+    const timer = setTimeout(() => agent.fail('the exec agent did not report ready'), 10_000);
+    try {
+      await agent.ready;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (entry.agent === null && agents.get(record.id) === entry) return agent;
+    // The sandbox was destroyed or restarted meanwhile.
+    agent.close();
+    return null;
+  };
+
+  /** Starts the sandbox's agent in the background when it has none (or its agent is gone). */
+  const warm = (record: InstanceRecord): AgentEntry | null => {
+    if (agentsOff()) return null;
+    let entry = agents.get(record.id);
+    if (!entry || entry.initStartTime !== record.initStartTime) {
+      entry?.agent?.close();
+      entry = { initStartTime: record.initStartTime, agent: null, starting: null, failedAt: 0 };
+      agents.set(record.id, entry);
+    }
+    if (entry.agent && !entry.agent.alive) entry.agent = null;
+    if (entry.agent || entry.starting || Date.now() - entry.failedAt < RESTART_BACKOFF_MS) return entry;
+    const current = entry;
+    current.starting = startAgent(record, current)
+      .catch(() => null)
+      .then((agent) => {
+        current.starting = null;
+        if (agent) current.agent = agent;
+        else current.failedAt = Date.now();
+        return agent;
+      });
+    return entry;
+  };
+
+  /** The agent to run an exec through: a live one, or one starting (awaited); null means the old path. */
+  const agentFor = async (record: InstanceRecord): Promise<ExecAgent | null> => {
+    const entry = warm(record);
+    if (!entry) return null;
+    if (entry.agent?.alive) return entry.agent;
+    return (await entry.starting) ?? null;
+  };
+
+  /** Runs a command in its own child cgroup and removes the group (when empty) afterwards. Old path. */
+  const runIn = async (record: InstanceRecord, request: RunRequest): Promise<RawExecResult> => {
+    if (request.command.length === 0) throw localError('invalid_config', 'exec needs a command');
+    const { cgroups, instances } = await deps.ready();
+    const group = `x${newId()}`;
+    const procsFiles = await cgroups.createChild(record.id, group);
+    try {
+      const child = await spawnInSandbox(instances.spawnSpec(record, { ...request, procsFiles, newSession: true }));
+      return await awaitProcess(child, {
+        stdin: request.stdin,
+        timeoutMs: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        killTree: () => cgroups.kill(record.id, group, { reaped: true }),
+      });
+    } finally {
+      await cgroups.removeChild(record.id, group);
+    }
+  };
+
+  /** Starts a command in its own child cgroup; the group is removed (when empty) once it exits. */
+  const startIn = async (record: InstanceRecord, request: ExecRequest): Promise<ExecProcess> => {
+    if (request.command.length === 0) throw localError('invalid_config', 'exec needs a command');
+    const { cgroups, instances } = await deps.ready();
+    const group = `x${newId()}`;
+    const procsFiles = await cgroups.createChild(record.id, group);
+    const { maxOutputBytes: _cap, stdinStream, ...spawnRequest } = request;
+    const timeoutMs = request.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const killTree = () => cgroups.kill(record.id, group, { reaped: true });
+    const cleanup = () => cgroups.removeChild(record.id, group);
+    let child: HostChild;
+    try {
+      const spec = instances.spawnSpec(record, { ...spawnRequest, procsFiles, newSession: true });
+      const agent = await agentFor(record);
+      // The agent dies with the sandbox's init; the init's pid may read alive for a moment longer.
+      const agentGone = async (reason: string) => {
+        const alive = (await instances.isAlive(record)) && (await sleep(50).then(() => instances.isAlive(record)));
+        if (alive)
+          return localError(
+            'backend',
+            `the command's exec agent went away while it ran (${reason}); the command was stopped, run it again`,
+          );
+        return localError('not_found', `sandbox ${record.id} stopped: ${await instances.initGone(record)}; create a new one`);
+      };
+      const viaAgent = await agent?.exec({ ...spec, stdin: request.stdin, stdinStream, timeoutMs, killTree, cleanup, agentGone });
+      if (viaAgent) return viaAgent;
+      child = await spawnInSandbox(spec);
+    } catch (error) {
+      await cleanup();
+      throw error;
+    }
+    return streamProcess(child, { stdin: request.stdin, stdinStream, timeoutMs, killTree, cleanup });
+  };
+
+  /** Streams a command's stdout (a workspace tar), its stdin from `stdin`. Old path. */
+  const streamFrom = async (
+    record: InstanceRecord,
+    command: string[],
+    stdin: Readable | null,
+  ): Promise<{ stdout: Readable; exit: Promise<RawExecResult> }> => {
+    const { cgroups, instances } = await deps.ready();
+    const group = `x${newId()}`;
+    const procsFiles = await cgroups.createChild(record.id, group);
+    const child = await spawnInSandbox(instances.spawnSpec(record, { command, procsFiles, newSession: true }));
+    const { stdin: childStdin, stdout } = child;
+    if (!childStdin || !stdout) {
+      child.kill('SIGKILL');
+      await cgroups.removeChild(record.id, group);
+      throw localError('backend', 'the sandbox process was started without pipes');
+    }
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    const exit = new Promise<RawExecResult>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (code) => {
+        void cgroups.removeChild(record.id, group);
+        resolve({ exitCode: code ?? 137, stdout: Buffer.alloc(0), stderr: Buffer.from(stderr), timedOut: false });
+      });
+    });
+    if (stdin) stdin.pipe(childStdin);
+    else childStdin.end();
+    childStdin.on('error', () => undefined);
+    return { stdout, exit };
+  };
+
+  /** Why a host-side step in the sandbox failed: the sandbox is gone when its init died under it. */
+  const stepFailed = async (record: InstanceRecord, stderr: Buffer, message: string) => {
+    const { instances } = await deps.ready();
+    const text = stderr.toString('utf8');
+    if (await instances.diedDuring(record, text))
+      return localError('not_found', `sandbox ${record.id} stopped: ${await instances.initGone(record)}; create a new one`);
+    return localError('backend', `${message}: ${text.trim()}`);
+  };
+
+  return {
+    runIn,
+    startIn,
+    streamFrom,
+    stepFailed,
+    /** Starts a sandbox's agent ahead of its first exec. */
+    warmAgent: (record: InstanceRecord) => void warm(record),
+    /** Closes every agent (they kill what they still run and exit); a later exec starts a new one. */
+    closeAgents: () => {
+      for (const entry of agents.values()) entry.agent?.close();
+      agents.clear();
+    },
+    /** Drops a destroyed sandbox's agent (its teardown kills it). */
+    forgetAgent: (instanceId: string) => {
+      agents.get(instanceId)?.agent?.close();
+      agents.delete(instanceId);
+    },
+  };
+}
