@@ -57,7 +57,10 @@ export function shellQuote(value: string): string {
   return `'${value.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The kernel's start time of a process (clock ticks since boot), or null when it is gone. */
+/** The kernel's task flag for a process that has begun to exit (include/linux/sched.h). */
+const PF_EXITING = 0x4;
+
+/** The kernel's start time of a process (clock ticks since boot), or null when it is gone or exiting. */
 export async function processStartTime(pid: number): Promise<number | null> {
   try {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
@@ -65,6 +68,9 @@ export async function processStartTime(pid: number): Promise<number | null> {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const state = fields[0];
     if (state === 'Z' || state === 'X') return null;
+    // PF_EXITING: killed and on its way out. A pid namespace's init stays in this state (sleeping,
+    // not yet a zombie) until every other process of its namespace is gone, which can take a while.
+    if (Number(fields[6]) & PF_EXITING) return null;
     return Number(fields[19]);
   } catch {
     return null;
