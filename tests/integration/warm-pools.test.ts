@@ -31,8 +31,9 @@ for (const database of testDatabases()) {
       await t?.close();
     });
 
-    /** One reconciler pass, after whatever pass or refill is still running. */
+    /** One reconciler pass, after whatever pass or refill (scheduled after a claim) is still running. */
     const pass = async () => {
+      await t.server.reconciler.settled();
       await t.server.reconciler.runOnce();
       await t.server.reconciler.runOnce();
     };
@@ -320,6 +321,7 @@ for (const database of testDatabases()) {
       await enableEnvironments(limited.client);
       const { client } = limited;
       const pass = async () => {
+        await limited.server.reconciler.settled();
         await limited.server.reconciler.runOnce();
         await limited.server.reconciler.runOnce();
       };
@@ -337,6 +339,8 @@ for (const database of testDatabases()) {
         expect(state.ready).toBe(3);
         expect(state.lastRefillError).toMatch(/allows 6 sandboxes/);
         for (let i = 0; i < 3; i++) expect((await client.sandboxes.create({ environmentId: env.id })).source).toBe('warm_pool');
+        // The refills those claims scheduled find no room; none may land after the delete below.
+        await pass();
         expect(await outcome(() => client.sandboxes.create({ environmentId: env.id }))).toBe('409 conflict');
         expect(await outcome(() => client.sandboxes.fork(taken[0]!.id, 1))).toBe('409 conflict');
         const before = (await limited.server.store.repos.sandboxes.list()).length;

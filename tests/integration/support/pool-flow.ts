@@ -16,6 +16,7 @@ export async function runPoolAndFork(options: {
   const { t } = options;
   const { client } = t;
   const pass = async () => {
+    await t.server.reconciler.settled();
     await t.server.reconciler.runOnce();
     await t.server.reconciler.runOnce();
   };

@@ -39,6 +39,8 @@ export interface Reconciler {
   start(): Promise<void>;
   /** One pass, if this server holds the lease: expire setup sessions, remove what nothing owns, step every sandbox. */
   runOnce(): Promise<PassResult>;
+  /** Resolves once no warm-pool refill after a claim is scheduled or running. */
+  settled(): Promise<void>;
   /** Stops the timer, waits for a pass in flight and gives the lease up. */
   stop(): Promise<void>;
 }
@@ -245,6 +247,13 @@ export function createReconciler(deps: {
 
   return {
     runOnce,
+    /** Resolves once no refill after a claim is scheduled or running (tests and benchmarks wait on it). */
+    async settled(): Promise<void> {
+      while (waiting.size > 0 || refills.size > 0) {
+        await Promise.all([...refills]);
+        if (waiting.size > 0) await new Promise((resolve) => setTimeout(resolve, refillDelayMs));
+      }
+    },
     async start() {
       unsubscribe = deps.warmPools?.onClaim(refillAfterClaim) ?? null;
       await deps.setupSessions.recoverAfterRestart();

@@ -78,6 +78,15 @@ export class InstanceDisks {
     return this.mode;
   }
 
+  /**
+   * After a restart: brings back the disk store a previous run made (the pool is mounted again:
+   * kept sandboxes' disks are in it). A data dir that never had a disk gets none until its first
+   * sandbox, so a server that never runs a local sandbox mounts nothing.
+   */
+  async resume(): Promise<void> {
+    if (await exists(this.layout.disks)) await this.prepare();
+  }
+
   private async detect(): Promise<DiskMode> {
     if (!this.options.clones) return 'copy';
     const { disks, diskPool, root } = this.layout;
@@ -158,6 +167,7 @@ export class InstanceDisks {
 
   /** After a crash: removes store disks of instances that no longer exist, and unfinished blanks. */
   async collect(instanceIds: Set<string>): Promise<void> {
+    if (!this.mode && !(await exists(this.layout.disks))) return;
     if ((await this.prepare()) === 'copy') return;
     for (const name of await readdir(this.layout.disks).catch(() => [])) {
       const id = DISK_FILE.exec(name)?.[1];

@@ -160,7 +160,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     }
     await writeFile(layout.lock, `${process.pid}\n`);
     await writeFile(layout.seccomp, seccomp);
-    await disks.prepare();
+    await disks.resume();
     const { live } = await runtime.instances.recover();
     await thawInterruptedForks(runtime.instances, runtime.cgroups, live);
     for (const point of await mountsUnder(layout.tmp)) await unmount(point);
