@@ -154,7 +154,12 @@ export function createBridgeService(deps: {
     run.duplex = null;
     // The gateway exits once its stdin ends (answering what it still holds); the port is free after that.
     duplex.endInput();
-    const exited = await Promise.race([duplex.process.exit.then(() => true), new Promise((r) => setTimeout(() => r(false), 2000))]);
+    // An exit that rejects (the sandbox went away under the stream) is an exit too.
+    const ended = duplex.process.exit.then(
+      () => true,
+      () => true,
+    );
+    const exited = await Promise.race([ended, new Promise((r) => setTimeout(() => r(false), 2000))]);
     if (!exited) await duplex.process.kill().catch(() => undefined);
     if (run.stopped) return;
     try {
@@ -213,7 +218,11 @@ export function createBridgeService(deps: {
         run.duplex = { broker: opened.broker, process: opened.process, endInput: opened.endInput };
         run.status = { transport: 'duplex_v1', fallbackReason: null, url: bridgeUrl(run.port) };
         run.telemetry.channelOpened();
-        void opened.broker.ended.then((end) => afterDuplex(run, end));
+        void opened.broker.ended
+          .then((end) => afterDuplex(run, end))
+          .catch((error: unknown) =>
+            deps.log.warn({ err: error, sandboxId: run.sandboxId }, 'the bridge could not fall back to the file bridge'),
+          );
       } else {
         reason = opened.reason;
         // A taken port stays taken: the file bridge gets another one.
