@@ -72,10 +72,16 @@ async function providerCgroups(): Promise<Map<string, number>> {
 
 /** The provider cgroup our sandboxes sit in, read from a sandbox process this server started (others' tests have their own). */
 async function ourCgroup(): Promise<string | undefined> {
-  const children = (await readFile(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').catch(() => '')).split(' ').filter(Boolean);
-  for (const child of children) {
-    const name = /sandcast-local-[0-9a-f]+/.exec(await readFile(`/proc/${child}/cgroup`, 'utf8').catch(() => ''))?.[0];
-    if (name) return name;
+  const childrenOf = async (pid: string) =>
+    (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '')).split(' ').filter(Boolean);
+  // Sandboxes are started by the spawner helper (ADR 0028), so they are grandchildren or deeper.
+  let level = await childrenOf(String(process.pid));
+  for (let depth = 0; depth < 4 && level.length > 0; depth++) {
+    for (const pid of level) {
+      const name = /sandcast-local-[0-9a-f]+/.exec(await readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => ''))?.[0];
+      if (name) return name;
+    }
+    level = (await Promise.all(level.map(childrenOf))).flat();
   }
   return undefined;
 }

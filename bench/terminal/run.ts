@@ -142,15 +142,26 @@ async function websocketTerminal(baseUrl: string, setupSessionId: string): Promi
 
 async function startServerProcess() {
   const child = spawn(process.execPath, ['--import', 'tsx', SERVER_SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const line = await new Promise<string>((resolve, reject) => {
+  // The server's own log lines share stdout: the first line naming a setup session is the one.
+  const info = await new Promise<{ url: string; pid: number; setupSessionId: string }>((resolve, reject) => {
     let buffered = '';
     child.stdout.on('data', (chunk: Buffer) => {
       buffered += chunk.toString();
-      if (buffered.includes('\n')) resolve(buffered.slice(0, buffered.indexOf('\n')));
+      for (let at = buffered.indexOf('\n'); at >= 0; at = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, at);
+        buffered = buffered.slice(at + 1);
+        const parsed = (() => {
+          try {
+            return JSON.parse(line) as { url?: string; pid: number; setupSessionId?: string };
+          } catch {
+            return null;
+          }
+        })();
+        if (parsed?.url && parsed.setupSessionId) resolve(parsed as { url: string; pid: number; setupSessionId: string });
+      }
     });
     child.once('exit', (code) => reject(new Error(`the server process exited (${code})`)));
   });
-  const info = JSON.parse(line) as { url: string; pid: number; setupSessionId: string };
   const rss = async () => Number(/VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${info.pid}/status`, 'utf8'))![1]) * 1024;
   const stop = async () => {
     if (child.exitCode !== null) return;
