@@ -3,7 +3,10 @@
  * bench/REPORT.md — the machine, the commit, the load, and each benchmark's printout (each figure
  * there carries its own baseline from the same run and the ratio to it).
  *
- *   npx tsx bench/report.ts [--only name,name] [--out bench/REPORT.md] [--timeout-minutes 30]
+ *   npx tsx bench/report.ts [--only name,name] [--update] [--out bench/REPORT.md] [--timeout-minutes 30]
+ *
+ * `--update` re-runs only the selected benchmarks and replaces their sections in the existing
+ * report (the header then names what was re-run, when and at which commit).
  *
  * A benchmark that fails (or outlives the timeout) is reported with its exit code and output; the
  * others still run. A summary table up top lists each figure that has a ratio, with its baseline.
@@ -11,7 +14,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -192,31 +195,78 @@ async function planned(): Promise<Benchmark[]> {
 }
 
 const selected = await planned();
-const header = [
-  '# Benchmark report',
-  '',
-  'Written by `npm run bench` (bench/report.ts). Every ratio is against a baseline measured in the same run.',
-  '',
-  ...machine(),
-  '',
-];
-const summary = ['| Benchmark | Figure | p50 | Baseline (same run) | Baseline p50 | Ratio |', '| --- | --- | --- | --- | --- | --- |'];
-const sections: string[] = [];
+/** `--update`: the report keeps every other section and its header; the selected runs replace theirs. */
+const update = args.includes('--update');
+
+/** One section of a report: its runner line's key (`name args`), its text, and the benchmark's printout. */
+interface Section {
+  key: string;
+  name: string;
+  lines: string[];
+  output: string;
+}
+
+const keyOf = (entry: Benchmark) => `${entry.name} ${entry.args.join(' ')}`.trim();
+
+/** The sections of a report written by this script, in order (the summary is recomputed, never read). */
+function parseSections(report: string): { header: string[]; sections: Section[] } {
+  const [head = '', ...parts] = report.split(/^## /m);
+  const sections: Section[] = [];
+  for (const part of parts) {
+    const name = part.slice(0, part.indexOf('\n')).trim();
+    if (name === 'Summary') continue;
+    const runner = /`npx tsx bench\/([^/]+)\/run\.ts ?([^`]*)`/.exec(part);
+    const output = /```text\n([\s\S]*?)\n```/.exec(part)?.[1] ?? '';
+    if (!runner) continue;
+    sections.push({ key: `${runner[1]} ${runner[2]}`.trim(), name, lines: `## ${part}`.trimEnd().split('\n'), output });
+  }
+  return { header: head.trimEnd().split('\n'), sections };
+}
+
+const previous = update && existsSync(out) ? parseSections(await readFile(out, 'utf8')) : null;
+const header = previous
+  ? [
+      ...previous.header,
+      ...(selected.length > 0
+        ? [`- Re-run with \`--update\` on ${new Date().toISOString()} at ${commitOf()}: ${selected.map(keyOf).join('; ')}`]
+        : []),
+      '',
+    ]
+  : [
+      '# Benchmark report',
+      '',
+      'Written by `npm run bench` (bench/report.ts). Every ratio is against a baseline measured in the same run.',
+      '',
+      ...machine(),
+      '',
+    ];
+const sections: Section[] = previous ? [...previous.sections] : [];
 for (const entry of selected) {
-  console.error(`\n== ${entry.name} ${entry.args.join(' ')}`);
+  console.error(`\n== ${keyOf(entry)}`);
   const load = loadAverage();
   const result = await run(entry);
-  summary.push(...summaryRows(entry.name, result.output));
-  sections.push(
-    `## ${entry.name}`,
-    '',
-    `${entry.what}. \`npx tsx bench/${entry.name}/run.ts ${entry.args.join(' ')}\` — ${result.seconds.toFixed(0)} s, load average ${load} before${outcomeText(result)}`,
-    '',
-    '```text',
-    result.output.trim(),
-    '```',
-    '',
-  );
+  const section: Section = {
+    key: keyOf(entry),
+    name: entry.name,
+    output: result.output.trim(),
+    lines: [
+      `## ${entry.name}`,
+      '',
+      `${entry.what}. \`npx tsx bench/${entry.name}/run.ts ${entry.args.join(' ')}\` — ${result.seconds.toFixed(0)} s, load average ${load} before${outcomeText(result)}`,
+      '',
+      '```text',
+      result.output.trim(),
+      '```',
+    ],
+  };
+  const at = sections.findIndex((s) => s.key === section.key);
+  if (at >= 0) sections[at] = section;
+  else sections.push(section);
 }
-await writeFile(out, `${[...header, '## Summary', '', ...summary, '', ...sections].join('\n')}\n`);
-console.error(`\nwrote ${path.relative(process.cwd(), out)} (${selected.length} benchmark runs)`);
+const summary = ['| Benchmark | Figure | p50 | Baseline (same run) | Baseline p50 | Ratio |', '| --- | --- | --- | --- | --- | --- |'];
+for (const section of sections) summary.push(...summaryRows(section.name, section.output));
+const body = sections.flatMap((section) => [...section.lines, '']);
+await writeFile(out, `${[...header, '## Summary', '', ...summary, '', ...body].join('\n')}\n`);
+console.error(
+  `\nwrote ${path.relative(process.cwd(), out)} (${selected.length} benchmark runs${previous ? `, ${sections.length - selected.length} kept` : ''})`,
+);
