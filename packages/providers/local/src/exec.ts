@@ -40,6 +40,9 @@ interface AgentEntry {
   failedAt: number;
 }
 
+/** How long an exec whose agent went away waits to see whether the sandbox's init is going too. */
+const AGENT_GONE_GRACE_MS = 2000;
+
 export function createExecPlumbing(deps: ExecDeps) {
   let agentBinary: Promise<string | null> | null = null;
   const agents = new Map<string, AgentEntry>();
@@ -135,12 +138,14 @@ export function createExecPlumbing(deps: ExecDeps) {
     try {
       const spec = instances.spawnSpec(record, { ...spawnRequest, procsFiles, newSession: true });
       const agent = await agentFor(record);
-      // The agent dies with the sandbox's init; the init's pid may read alive for a moment longer.
+      // The agent dies with the sandbox's init, and an init ending on SIGTERM first waits for the
+      // rest of its namespace: give it a moment before calling the agent's end the sandbox's doing.
       const agentGone = async (reason: string) => {
-        const alive = (await instances.isAlive(record)) && (await sleep(50).then(() => instances.isAlive(record)));
-        if (alive)
+        for (let waited = 0; waited < AGENT_GONE_GRACE_MS && (await instances.isAlive(record)); waited += 50) await sleep(50);
+        if (await instances.isAlive(record))
+          // Something inside the sandbox ended the agent (nothing outside does): a refusal, not a host failure.
           return localError(
-            'backend',
+            'not_running',
             `the command's exec agent went away while it ran (${reason}); the command was stopped, run it again`,
           );
         return localError('not_found', `sandbox ${record.id} stopped: ${await instances.initGone(record)}; create a new one`);
