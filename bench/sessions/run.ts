@@ -14,7 +14,8 @@ import { createDb, createStore } from '@sandcast/db';
 import { createDockerProvider } from '@sandcast/provider-docker';
 import { createLocalProvider } from '@sandcast/provider-local';
 import type { SandboxProvider } from '@sandcast/provider-sdk';
-import { loadConfig, startServer } from '@sandcast/server';
+import { startServer } from '@sandcast/server';
+import { benchServerConfig } from '../support/bench-config.ts';
 import { percentile, row, timed } from '../support/stats.ts';
 
 const args = process.argv.slice(2);
@@ -33,20 +34,10 @@ async function main() {
   if (!availability.available) throw new Error(`the ${PROVIDER} provider cannot run here: ${availability.reason}`);
   const config = PROVIDER === 'docker' ? { image: DOCKER_IMAGE } : {};
 
-  const server = await startServer(
-    loadConfig({
-      SANDCAST_PORT: '0',
-      SANDCAST_SSH_PORT: '0',
-      SANDCAST_DATA_DIR: dataDir,
-      SANDCAST_LOG_LEVEL: 'warn',
-      // The raw-provider rounds create instances no record owns; a sweep mid-loop would collect them.
-      SANDCAST_RECONCILE_INTERVAL_SECONDS: '3600',
-    }),
-    {
-      providers: [provider],
-      store: createStore(await createDb({ pglite: 'memory://' })),
-    },
-  );
+  const server = await startServer(benchServerConfig(dataDir, { rawRounds: true }), {
+    providers: [provider],
+    store: createStore(await createDb({ pglite: 'memory://' })),
+  });
   const client = new SandcastClient({ baseUrl: server.url });
   try {
     await client.settings.update({ experimental: { enableEnvironments: true } });
