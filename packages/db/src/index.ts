@@ -21,4 +21,4 @@ export type { NewTemplate } from './repos/templates.repo.ts';
 export type { TerminalSessionRecord } from './repos/terminal-sessions.repo.ts';
 export type { PoolClaim, WarmPoolRecord } from './repos/warm-pools.repo.ts';
 export type { Repositories, Store } from './store.ts';
-export { createRepositories, createStore } from './store.ts';
+export { createRepositories, createStore, type StoreOptions } from './store.ts';

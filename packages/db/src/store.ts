@@ -18,6 +18,7 @@ import { createTemplatesRepo } from './repos/templates.repo.ts';
 import { createTerminalSessionsRepo } from './repos/terminal-sessions.repo.ts';
 import { createUiSessionsRepo } from './repos/ui-sessions.repo.ts';
 import { createWarmPoolsRepo } from './repos/warm-pools.repo.ts';
+import { createRunningSandboxes, inTransaction, NO_RUNNING_SANDBOXES, type RunningSandboxes } from './running-sandboxes.ts';
 import { sandboxPorts, setupSessionPorts } from './schema.ts';
 
 export interface Repositories {
@@ -43,7 +44,8 @@ export interface Repositories {
   bridgeUpstreams: ReturnType<typeof createBridgeUpstreamsRepo>;
 }
 
-export function createRepositories(db: Db): Repositories {
+/** `running`: the store's cache of just-touched running sandboxes (ADR 0033); none by default. */
+export function createRepositories(db: Db, running: RunningSandboxes = NO_RUNNING_SANDBOXES): Repositories {
   return {
     settings: createSettingsRepo(db),
     environments: createEnvironmentsRepo(db),
@@ -51,7 +53,7 @@ export function createRepositories(db: Db): Repositories {
     activity: createActivityRepo(db),
     setupSessions: createSetupSessionsRepo(db),
     templates: createTemplatesRepo(db),
-    sandboxes: createSandboxesRepo(db),
+    sandboxes: createSandboxesRepo(db, running),
     sandboxPorts: createPortsRepo(db, sandboxPorts),
     setupSessionPorts: createPortsRepo(db, setupSessionPorts),
     terminalSessions: createTerminalSessionsRepo(db),
@@ -62,8 +64,8 @@ export function createRepositories(db: Db): Repositories {
     sessions: createSessionsRepo(db),
     leaderLeases: createLeaderLeasesRepo(db),
     connections: createConnectionsRepo(db),
-    checkpoints: createCheckpointsRepo(db),
-    warmPools: createWarmPoolsRepo(db),
+    checkpoints: createCheckpointsRepo(db, running),
+    warmPools: createWarmPoolsRepo(db, running),
     bridgeUpstreams: createBridgeUpstreamsRepo(db),
   };
 }
@@ -77,11 +79,25 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export function createStore(database: Database): Store {
+export interface StoreOptions {
+  /**
+   * How long a running sandbox's read-and-touch answers repeated operations from memory (ADR
+   * 0033); 0 turns it off. Default 1000 ms.
+   */
+  runningCacheMs?: number;
+}
+
+export function createStore(database: Database, options: StoreOptions = {}): Store {
+  const running = createRunningSandboxes({ ttlMs: options.runningCacheMs ?? 1000 });
   return {
     kind: database.kind,
-    repos: createRepositories(database.db),
-    transaction: (fn) => database.db.transaction((tx) => fn(createRepositories(tx as unknown as Db))),
+    repos: createRepositories(database.db, running),
+    transaction: async (fn) => {
+      const tx = inTransaction(running);
+      const out = await database.db.transaction((handle) => fn(createRepositories(handle as unknown as Db, tx.view)));
+      tx.committed();
+      return out;
+    },
     close: () => database.close(),
   };
 }

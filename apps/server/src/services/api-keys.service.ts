@@ -12,9 +12,22 @@ const hashApiKey = (key: string): string => createHash('sha256').update(key, 'ut
 /** A fresh key: `sc_` + 32 random bytes, base64url. */
 const generateApiKey = (): string => `sc_${randomBytes(32).toString('base64url')}`;
 
+/**
+ * How long a key found active answers again from memory (ADR 0033). A revocation through this
+ * server takes effect on its next request; one through another server sharing the database, within
+ * this long.
+ */
+export const AUTH_CACHE_MS = 1000;
+/** Keys kept in memory at most; the oldest goes first. */
+const AUTH_CACHE_ENTRIES = 10_000;
+
 /** Bearer API keys. Only a SHA-256 hash is stored; the key is shown once, at creation. */
-export function createApiKeysService({ store }: { store: Store }) {
+export function createApiKeysService({ store, cacheMs = AUTH_CACHE_MS }: { store: Store; cacheMs?: number }) {
   const lastTouched = new Map<string, number>();
+  const known = new Map<string, { principal: Principal; until: number }>();
+  const forgetKey = (keyId: string) => {
+    for (const [hash, entry] of known) if (entry.principal.keyId === keyId) known.delete(hash);
+  };
   return {
     async create(input: { name: string; role: ApiKeyRole }, actor: Principal): Promise<{ key: ApiKeyRecord; secret: string }> {
       const secret = generateApiKey();
@@ -40,7 +53,8 @@ export function createApiKeysService({ store }: { store: Store }) {
     list: () => store.repos.apiKeys.list(),
 
     async revoke(id: string, actor: Principal): Promise<ApiKeyRecord> {
-      return store.transaction(async (repos) => {
+      forgetKey(id);
+      const revoked = await store.transaction(async (repos) => {
         const record = await repos.apiKeys.revoke(id);
         if (!record) throw new SandcastError('not_found', `no API key with id ${id}; GET /api/keys lists them`);
         await recordActivity(repos, {
@@ -52,6 +66,9 @@ export function createApiKeysService({ store }: { store: Store }) {
         });
         return record;
       });
+      // Again after the commit: a request that read the key meanwhile may have remembered it.
+      forgetKey(id);
+      return revoked;
     },
 
     /** Which agents an agent key may start sessions for; every id must name an agent. */
@@ -81,15 +98,24 @@ export function createApiKeysService({ store }: { store: Store }) {
 
     /** The principal a bearer key stands for, or null when it is unknown or revoked. */
     async authenticate(secret: string): Promise<Principal | null> {
-      const record = await store.repos.apiKeys.findActiveByHash(hashApiKey(secret));
-      if (!record) return null;
+      const hash = hashApiKey(secret);
       const now = Date.now();
+      const cached = known.get(hash);
+      if (cached && cached.until > now) return cached.principal;
+      known.delete(hash);
+      const record = await store.repos.apiKeys.findActiveByHash(hash);
+      if (!record) return null;
+      const principal: Principal = { role: record.role, keyId: record.id };
+      if (cacheMs > 0) {
+        known.set(hash, { principal, until: now + cacheMs });
+        if (known.size > AUTH_CACHE_ENTRIES) known.delete(known.keys().next().value!);
+      }
       // Record use at most once a minute per key, off the request path.
       if ((lastTouched.get(record.id) ?? 0) < now - 60_000) {
         lastTouched.set(record.id, now);
         void store.repos.apiKeys.touch(record.id).catch(() => undefined);
       }
-      return { role: record.role, keyId: record.id };
+      return principal;
     },
 
     /**

@@ -100,6 +100,30 @@ export function createSandboxesService(deps: {
     }
   };
 
+  const notRunning = (sandbox: Sandbox) => {
+    const next = sandbox.status === 'stopped' ? '; start it first' : '';
+    return new SandcastError('conflict', `sandbox ${sandbox.id} is ${sandbox.status}; commands run only in a running sandbox${next}`, {
+      status: sandbox.status,
+    });
+  };
+
+  /**
+   * The sandbox as its row says now, after an operation from a remembered row failed: still
+   * running on the same instance, the failure stands; changed meanwhile, the answer is what the
+   * row says (as the statement would have answered before the operation ran).
+   */
+  const currentRunning = async (seen: Sandbox, error: unknown): Promise<Sandbox> => {
+    const sandbox = await requireSandbox(seen.id);
+    if (sandbox.status === 'running' && sandbox.providerInstanceId === seen.providerInstanceId) return sandbox;
+    if (sandbox.status === 'running') {
+      throw new SandcastError('conflict', `sandbox ${seen.id} moved to new compute while this request ran; try again`, {
+        status: sandbox.status,
+      });
+    }
+    if (sandbox.status === 'lost' && isProviderError(error)) return sandbox;
+    throw notRunning(sandbox);
+  };
+
   /**
    * Runs an operation on the sandbox's compute. Compute found gone — the record says `lost`, or
    * the provider answers that it has no such instance — is recovered first for a checkpointed
@@ -112,10 +136,14 @@ export function createSandboxesService(deps: {
     run: (provider: SandboxProvider, instanceId: string) => Promise<T>,
   ): Promise<{ value: T; recovered?: SandboxRecovered }> => {
     // An operation through Sandcast is activity: the idle policy counts from the last one. The
-    // common case — running, the caller's own — is read and touched in one statement (ADR 0032);
+    // common case — running, the caller's own — is read and touched in one statement (ADR 0032),
+    // and repeats within a second are answered from the store's memory of it (ADR 0033);
     // anything else is read again to say why, recover, or refuse.
     const ownKey = actor.role === 'admin' ? undefined : (actor.keyId ?? null);
-    let sandbox = ownKey === null ? null : await store.repos.sandboxes.touchRunning(id, clock.now(), ownKey);
+    const now = clock.now();
+    let sandbox = ownKey === null ? null : store.repos.sandboxes.recentRunning(id, now, ownKey);
+    const remembered = sandbox !== null;
+    if (ownKey !== null) sandbox ??= await store.repos.sandboxes.touchRunning(id, now, ownKey);
     let recovered: SandboxRecovered | undefined;
     if (!sandbox) {
       sandbox = await requireSandbox(id);
@@ -125,18 +153,16 @@ export function createSandboxesService(deps: {
         recovered = await recoverOrRefuse(sandbox, sandbox.failureReason ?? 'the provider no longer has it', actor);
         sandbox = await requireSandbox(id);
       }
-      if (sandbox.status !== 'running' || !sandbox.providerInstanceId) {
-        const next = sandbox.status === 'stopped' ? '; start it first' : '';
-        throw new SandcastError('conflict', `sandbox ${id} is ${sandbox.status}; commands run only in a running sandbox${next}`, {
-          status: sandbox.status,
-        });
-      }
+      if (sandbox.status !== 'running' || !sandbox.providerInstanceId) throw notRunning(sandbox);
       await store.repos.sandboxes.touch(sandbox.id, clock.now());
     }
     try {
       const value = await run(providerOf(sandbox), sandbox.providerInstanceId!);
       return { value, ...(recovered ? { recovered } : {}) };
     } catch (error) {
+      // The remembered row may be up to a second old when another server changed it: the
+      // failure is judged against the row as it is now, as if the statement had run.
+      if (remembered) sandbox = await currentRunning(sandbox, error);
       if (recovered || !(await computeGone(sandbox, error))) throw error;
       const reason = (error as Error).message;
       recovered = await recoverOrRefuse(sandbox, reason, actor);

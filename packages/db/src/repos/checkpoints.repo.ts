@@ -2,6 +2,7 @@ import type { Checkpoint, CheckpointTrigger } from '@sandcast/core';
 import { and, desc, eq, inArray, isNotNull, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
+import { NO_RUNNING_SANDBOXES, type RunningSandboxes } from '../running-sandboxes.ts';
 import { checkpointBlobs, checkpointChunks, checkpoints, sandboxes } from '../schema.ts';
 
 type Row = typeof checkpoints.$inferSelect;
@@ -57,7 +58,7 @@ class ClaimedBlobs extends Error {
  * collector claims a blob with a compare-and-set from 0 to -1 before it deletes it, and the
  * unique digest key makes concurrent first references of one blob meet on one row.
  */
-export function createCheckpointsRepo(db: Db) {
+export function createCheckpointsRepo(db: Db, running: RunningSandboxes = NO_RUNNING_SANDBOXES) {
   const chunked = <T>(items: readonly T[]): T[][] => {
     const out: T[][] = [];
     for (let i = 0; i < items.length; i += BATCH) out.push(items.slice(i, i + BATCH));
@@ -122,6 +123,7 @@ export function createCheckpointsRepo(db: Db) {
       return db.transaction(async (tx) => {
         const [found] = await tx.select().from(checkpoints).where(eq(checkpoints.id, id));
         if (!found) return null;
+        running.forget(found.sandboxId);
         const moved = await tx
           .update(sandboxes)
           .set({ currentCheckpointId: id })
@@ -142,6 +144,7 @@ export function createCheckpointsRepo(db: Db) {
      * generation the restore ran at. False when the generation moved on.
      */
     async makeCurrent(id: string, sandboxId: string, generation: number): Promise<boolean> {
+      running.forget(sandboxId);
       const moved = await db
         .update(sandboxes)
         .set({ currentCheckpointId: id })

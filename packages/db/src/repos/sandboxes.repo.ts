@@ -11,6 +11,7 @@ import {
 import { and, count, desc, eq, inArray, isNotNull, ne, notInArray } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
+import { NO_RUNNING_SANDBOXES, type RunningSandboxes } from '../running-sandboxes.ts';
 import { sandboxes, sessions } from '../schema.ts';
 
 type Row = typeof sandboxes.$inferSelect;
@@ -82,7 +83,7 @@ export interface SandboxGuard {
   pooled?: boolean | undefined;
 }
 
-export function createSandboxesRepo(db: Db) {
+export function createSandboxesRepo(db: Db, running: RunningSandboxes = NO_RUNNING_SANDBOXES) {
   const guarded = (id: string, to: SandboxStatus | undefined, guard: SandboxGuard) => {
     const conditions = [eq(sandboxes.id, id)];
     if (to) conditions.push(inArray(sandboxes.status, sandboxMachine.sourcesOf(to)));
@@ -151,6 +152,7 @@ export function createSandboxesRepo(db: Db) {
      */
     async update(id: string, patch: SandboxPatch, guard: SandboxGuard = {}): Promise<Sandbox | null> {
       const to = patch.status;
+      running.forget(id);
       const rows = await db
         .update(sandboxes)
         .set({ ...patch, updatedAt: new Date() })
@@ -171,6 +173,7 @@ export function createSandboxesRepo(db: Db) {
      * compare-and-set. Exactly one of several racing callers gets the row; the others get null.
      */
     async bumpGeneration(id: string, fromGeneration: number): Promise<Sandbox | null> {
+      running.forget(id);
       const rows = await db
         .update(sandboxes)
         .set({ generation: fromGeneration + 1, status: 'starting', providerInstanceId: null, failureReason: null, updatedAt: new Date() })
@@ -194,6 +197,7 @@ export function createSandboxesRepo(db: Db) {
           ),
         )
         .returning({ id: sandboxes.id });
+      for (const row of rows) running.forget(row.id);
       return rows.map((r) => r.id);
     },
     /** Sandboxes that hold compute or may soon (not deleted, failed or lost), pool members included. */
@@ -215,6 +219,7 @@ export function createSandboxesRepo(db: Db) {
      * returns null, and the caller reads the row to learn why.
      */
     async touchRunning(id: string, at: Date, ownerKeyId?: string): Promise<Sandbox | null> {
+      running.forget(id);
       const rows = await db
         .update(sandboxes)
         .set({ lastActivityAt: at })
@@ -228,7 +233,17 @@ export function createSandboxesRepo(db: Db) {
           ),
         )
         .returning();
-      return rows[0] ? toSandbox(rows[0]) : null;
+      if (!rows[0]) return null;
+      const sandbox = toSandbox(rows[0]);
+      running.remember(sandbox);
+      return sandbox;
+    },
+    /**
+     * What `touchRunning` would answer, from memory, when this process touched the sandbox less
+     * than the store's cache time ago (ADR 0033); null sends the caller to `touchRunning`.
+     */
+    recentRunning(id: string, at: Date, ownerKeyId?: string): Sandbox | null {
+      return running.recent(id, at, ownerKeyId);
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Sandbox } from '@sandcast/core';
 import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
+import { NO_RUNNING_SANDBOXES, type RunningSandboxes } from '../running-sandboxes.ts';
 import { sandboxes, warmPools } from '../schema.ts';
 import { toSandbox } from './sandboxes.repo.ts';
 
@@ -31,7 +32,7 @@ export interface WarmPoolRecord {
  * capture, disable, relink or edit committing meanwhile is waited for and re-read) are still the
  * ones the caller saw. Racing claims skip each other's rows; none hands out a superseded member.
  */
-export function createWarmPoolsRepo(db: Db) {
+export function createWarmPoolsRepo(db: Db, running: RunningSandboxes = NO_RUNNING_SANDBOXES) {
   return {
     /** The environment's pool members not deleted, oldest first. */
     async members(environmentId: string): Promise<Sandbox[]> {
@@ -81,7 +82,11 @@ export function createWarmPoolsRepo(db: Db) {
         })
         .where(and(sql`${sandboxes.id} = ${candidate}`, eq(sandboxes.pooled, true), current))
         .returning();
-      return rows[0] ? toSandbox(rows[0]) : null;
+      if (!rows[0]) return null;
+      // The claim touched its activity: the claimer's first command needs no statement of its own.
+      const sandbox = toSandbox(rows[0]);
+      running.remember(sandbox);
+      return sandbox;
     },
 
     /** Records how the last fill went (null: it went fine). */
