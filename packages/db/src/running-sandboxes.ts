@@ -1,11 +1,13 @@
 import type { Sandbox } from '@sandcast/core';
 
 /**
- * The sandboxes this process has just read-and-touched as running (ADR 0033). An operation on a
- * running sandbox reads its row and touches its activity in one statement; a second operation on
- * the same sandbox within `ttlMs` — by the service's clock and by this process's monotonic clock
- * both — is answered from here instead, and writes no touch: the one it would write is at most
- * `ttlMs` newer than the recorded one, far below any idle timeout.
+ * The running sandboxes this process has just written or read-and-touched (ADR 0033). An
+ * operation on a running sandbox reads its row and touches its activity in one statement; another
+ * operation on it while the row's recorded activity is under `ttlMs` old (by the service's clock)
+ * and the row was seen under `ttlMs` ago (by this process's monotonic clock) is answered from here
+ * instead, and writes no touch: the one it would write is at most `ttlMs` newer than the recorded
+ * one, far below any idle timeout. A sandbox just created, started or claimed is remembered with
+ * the row that made it running, so its first command needs no statement either.
  *
  * Every write to a sandbox's row through this store forgets the entry first, so within one
  * process a stop, delete or recovery is never answered from here. Another server sharing the
@@ -15,7 +17,7 @@ import type { Sandbox } from '@sandcast/core';
 export interface RunningSandboxes {
   /** The running, claimed sandbox `id` touched less than the ttl ago (for `ownerKeyId` when given), else null. */
   recent(id: string, at: Date, ownerKeyId?: string): Sandbox | null;
-  /** Notes a committed read of a running sandbox whose activity was just touched. */
+  /** Notes the committed row of a sandbox (kept only when running, claimed and with an instance). */
   remember(sandbox: Sandbox): void;
   /** Drops the entry of a sandbox whose row is being written. */
   forget(id: string): void;

@@ -158,7 +158,13 @@ export function createSandboxesRepo(db: Db, running: RunningSandboxes = NO_RUNNI
         .set({ ...patch, updatedAt: new Date() })
         .where(guarded(id, to, guard))
         .returning();
-      if (rows[0]) return toSandbox(rows[0]);
+      if (rows[0]) {
+        // A sandbox just made running answers its first command from memory while its last
+        // activity (its creation or start) is under a second old.
+        const sandbox = toSandbox(rows[0]);
+        running.remember(sandbox);
+        return sandbox;
+      }
       if (!to) return null;
       const [current] = await db
         .select({ status: sandboxes.status, generation: sandboxes.generation })
