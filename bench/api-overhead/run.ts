@@ -7,6 +7,8 @@
  *  - with `--spans`, where a request's time goes: the database round trips and provider calls
  *    made while it runs (timed by wrapping the store and the provider the server is given), the
  *    rest being HTTP, validation, presentation and the client.
+ * The client is the SDK with its Node transport (`@sandcast/client/node`, for Node callers); the
+ * exec is also timed through the SDK's default `fetch` transport, interleaved.
  * Each API figure is also measured the old way, with every host command forked straight from
  * the server process (SANDCAST_LOCAL_SPAWNER=direct, switched per call) instead of through the
  * local provider's spawner process. Bounded loops; cleans up.
@@ -21,6 +23,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SandcastClient } from '@sandcast/client';
+import { createNodeTransport } from '@sandcast/client/node';
 import { createDb, createStore, type Repositories, type Store } from '@sandcast/db';
 import { createLocalProvider } from '@sandcast/provider-local';
 import type { SandboxProvider } from '@sandcast/provider-sdk';
@@ -136,7 +139,9 @@ async function main() {
     loadConfig({ SANDCAST_PORT: '0', SANDCAST_SSH_PORT: 'off', SANDCAST_DATA_DIR: dataDir, SANDCAST_LOG_LEVEL: 'warn' }),
     { providers: [served], store: SPANS ? timedStore(store) : store },
   );
-  const client = new SandcastClient({ baseUrl: server.url });
+  // The SDK with its Node transport, and with the default fetch transport beside it.
+  const client = new SandcastClient({ baseUrl: server.url, transport: createNodeTransport() });
+  const viaFetch = new SandcastClient({ baseUrl: server.url });
   const created: string[] = [];
   try {
     await client.settings.update({ experimental: { enableEnvironments: true } });
@@ -201,6 +206,7 @@ async function main() {
     const rawExec: number[] = [];
     const apiExecDirect: number[] = [];
     const rawExecDirect: number[] = [];
+    const apiExecFetch: number[] = [];
     for (let i = 0; i < WARMUP + EXECS; i++) {
       const keep = i >= WARMUP;
       spans.on = keep;
@@ -209,7 +215,9 @@ async function main() {
       const b = await timed(() => raw.exec(instanceId, { command: ['true'] }));
       const c = await direct(() => timed(() => client.sandboxes.exec(sandbox.id, { command: ['true'] })));
       const d = await direct(() => timed(() => raw.exec(instanceId, { command: ['true'] })));
+      const e = await timed(() => viaFetch.sandboxes.exec(sandbox.id, { command: ['true'] }));
       if (keep) {
+        apiExecFetch.push(e);
         apiExec.push(a);
         rawExec.push(b);
         apiExecDirect.push(c);
@@ -231,6 +239,7 @@ async function main() {
     console.log(row('  API first exec true', apiFirstExec));
     console.log(row('raw provider exec true, running sandbox (baseline)', rawExec));
     console.log(row('API exec true, running sandbox', apiExec, against(rawExec)));
+    console.log(row('  the same through the fetch transport', apiExecFetch, against(rawExec)));
     if (PROVIDER === 'local') {
       console.log(`\nthe same with host commands forked from the server process (the path before the spawner)\n`);
       console.log(row('API create → first exec true, via spawner (baseline)', apiBoth));

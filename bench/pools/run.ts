@@ -15,6 +15,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SandcastClient } from '@sandcast/client';
+import { createNodeTransport } from '@sandcast/client/node';
 import { createDb, createStore } from '@sandcast/db';
 import { createDockerProvider } from '@sandcast/provider-docker';
 import { createLocalProvider } from '@sandcast/provider-local';
@@ -57,7 +58,7 @@ async function main() {
     }),
     { providers: [provider], store: createStore(await createDb({ pglite: 'memory://' })), refillDelayMs: REFILL_DELAY },
   );
-  const client = new SandcastClient({ baseUrl: server.url });
+  const client = new SandcastClient({ baseUrl: server.url, transport: createNodeTransport() });
   const settle = async () => {
     await server.reconciler.runOnce();
     await server.reconciler.runOnce();

@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SandcastClient } from '@sandcast/client';
+import { createNodeTransport } from '@sandcast/client/node';
 import { createDb, createStore } from '@sandcast/db';
 import { createDockerProvider } from '@sandcast/provider-docker';
 import { createLocalProvider } from '@sandcast/provider-local';
@@ -38,7 +39,7 @@ async function main() {
     providers: [provider],
     store: createStore(await createDb({ pglite: 'memory://' })),
   });
-  const client = new SandcastClient({ baseUrl: server.url });
+  const client = new SandcastClient({ baseUrl: server.url, transport: createNodeTransport() });
   try {
     await client.settings.update({ experimental: { enableEnvironments: true } });
     const env = await client.environments.create({ name: 'bench-sessions', provider: PROVIDER, config });

@@ -63,7 +63,21 @@ export interface ClientOptions {
    */
   csrfHeader?: boolean | undefined;
   fetch?: typeof fetch | undefined;
+  /**
+   * How JSON requests travel; default: `fetch`. Node callers may pass `createNodeTransport()`
+   * (`@sandcast/client/node`) to skip fetch's per-request stream machinery. Streams and archives
+   * always use `fetch`.
+   */
+  transport?: JsonTransport | undefined;
 }
+
+/** One JSON request and its answer's status and text; a failure to connect rejects. */
+export type JsonTransport = (request: {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+}) => Promise<{ status: number; text: string }>;
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -74,6 +88,7 @@ export class SandcastClient {
   private readonly credentials: ClientOptions['credentials'];
   private readonly csrfHeader: boolean;
   private readonly fetchImpl: typeof fetch;
+  private readonly transport: JsonTransport;
 
   constructor(options: ClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -81,7 +96,13 @@ export class SandcastClient {
     this.credentials = options.credentials;
     this.csrfHeader = options.csrfHeader ?? false;
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.transport = options.transport ?? this.viaFetch;
   }
+
+  private readonly viaFetch: JsonTransport = async ({ method, url, headers, body }) => {
+    const response = await this.fetchImpl(url, { method, headers, body, ...(this.credentials ? { credentials: this.credentials } : {}) });
+    return { status: response.status, text: await response.text() };
+  };
 
   /** Sends one request and parses the answer with `schema`; an error answer throws SandcastApiError. */
   async request<T extends z.ZodType>(
@@ -96,19 +117,15 @@ export class SandcastClient {
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     if (this.csrfHeader && method !== 'GET') headers[CSRF_HEADER] = '1';
-    let response: Response;
+    let answer: { status: number; text: string };
     try {
-      response = await this.fetchImpl(url, {
-        method,
-        headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        ...(this.credentials ? { credentials: this.credentials } : {}),
-      });
+      const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+      answer = await this.transport({ method, url: url.toString(), headers, body });
     } catch (error) {
       throw new SandcastConnectionError(this.baseUrl, error);
     }
-    const text = await response.text();
-    if (!response.ok) throw apiErrorFromAnswer(response.status, text);
+    const { status, text } = answer;
+    if (status < 200 || status > 299) throw apiErrorFromAnswer(status, text);
     return schema.parse(text ? safeJson(text) : undefined);
   }
 

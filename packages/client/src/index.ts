@@ -1,5 +1,5 @@
 export type { ProgressListener } from './base-images.ts';
-export type { ClientOptions } from './client.ts';
+export type { ClientOptions, JsonTransport } from './client.ts';
 export { SandcastClient } from './client.ts';
 export type { SandcastApiErrorCode } from './errors.ts';
 export { SandcastApiError, SandcastConnectionError } from './errors.ts';
