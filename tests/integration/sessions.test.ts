@@ -368,6 +368,8 @@ for (const database of testDatabases()) {
         expect((await refused(admin.sessions.readFile(session.id, '/workspace/missing'))).status).toBe(404);
         expect((await admin.sessions.sandbox(session.id)).observedState).toBe('running');
 
+        // Operations within a second of the last recorded one write no touch (ADR 0033); past it, one does.
+        await new Promise((resolve) => setTimeout(resolve, 1050));
         const stream = frameReader(admin.sessions.execStream(session.id, { command: ['sh', '-c', 'echo out; echo err >&2'] }));
         const frames = await stream.rest();
         expect(textOf(frames, 'stdout')).toBe('out\n');
