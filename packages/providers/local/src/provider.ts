@@ -41,12 +41,13 @@ import { forkInstance, thawInterruptedForks } from './fork.ts';
 import { removeTree } from './fs-util.ts';
 import { ImageStore } from './image-store.ts';
 import type { ImageRecord } from './image-types.ts';
-import { type InstanceRecord, Instances } from './instances.ts';
+import { type InstanceRecord, Instances, type RuntimeFiles } from './instances.ts';
 import { ensureLayout, type Layout, layoutOf, newId } from './layout.ts';
 import { createLocalImages, type LocalImageStoreApi } from './local-images.ts';
-import { ensureInitBinary } from './native-init.ts';
+import { agentBinary, ensureBootBinary, ensureInitBinary } from './native-init.ts';
 import { mountsUnder, unmount } from './overlay.ts';
 import { processStartTime, run, shellQuote } from './proc.ts';
+import type { PhaseSink } from './phases.ts';
 import { ptyStream } from './pty.ts';
 import { sandboxCommandLine } from './runtime.ts';
 import { compileSeccompFilter } from './seccomp.ts';
@@ -63,6 +64,8 @@ export interface LocalProviderOptions extends ProviderContext {
    * fork copies the source's files. Default true.
    */
   diskClones?: boolean | undefined;
+  /** Reports the steps of each sandbox start with their wall time (ADR 0034; the local benchmark's `--phases`). */
+  onPhase?: PhaseSink | undefined;
 }
 
 export interface LocalProvider extends SandboxProvider {
@@ -96,9 +99,24 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   const warn = options.onWarning ?? ((message: string) => process.emitWarning(message, { code: 'SANDCAST_LOCAL_RUNTIME' }));
   const disks = new InstanceDisks(layout, { clones: options.diskClones !== false, warn });
   // Null when this machine has no usable cgroups: availability() then says why, and nothing runs.
-  const runtime: Runtime | null = cgroups
-    ? { cgroups, instances: new Instances(layout, cgroups, { seccompPath: layout.seccomp, initBinary: builtInit, warn }, disks) }
-    : null;
+  let bootBinary: string | null = null;
+  const builtBoot = (): string => {
+    if (!bootBinary) throw localError('unavailable', 'the sandbox boot helper is not built yet; the availability check builds it');
+    return bootBinary;
+  };
+  // Bound below, once the exec plumbing exists (it needs the runtime to be ready first).
+  let adoptAgent: RuntimeFiles['adoptAgent'] = async () => undefined;
+  const runtimeFiles: RuntimeFiles = {
+    seccompPath: layout.seccomp,
+    initBinary: builtInit,
+    bootBinary: builtBoot,
+    // SANDCAST_LOCAL_EXEC_AGENT=off: no agent at start either (read per start, like per exec).
+    agentBinary: async () => (process.env.SANDCAST_LOCAL_EXEC_AGENT === 'off' ? null : agentBinary()),
+    adoptAgent: (record, agent) => adoptAgent(record, agent),
+    warn,
+    phase: options.onPhase,
+  };
+  const runtime: Runtime | null = cgroups ? { cgroups, instances: new Instances(layout, cgroups, runtimeFiles, disks) } : null;
   const background = new Set<Promise<void>>();
   let availability: Promise<Availability> | null = null;
   let ready: Promise<Runtime> | null = null;
@@ -134,9 +152,11 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         available: false,
         reason: 'mkfs.ext4 is missing (each sandbox gets a size-capped disk); install it with `apt-get install e2fsprogs`',
       };
-    const init = await ensureInitBinary();
+    const [init, boot] = await Promise.all([ensureInitBinary(), ensureBootBinary()]);
     if ('error' in init) return { available: false, reason: init.error };
+    if ('error' in boot) return { available: false, reason: boot.error };
     initBinary = init.path;
+    bootBinary = boot.path;
     return { available: true };
   };
 
@@ -248,7 +268,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     return { status: 'missing', detail: `${await instances.initGone(record)}; destroy it and create a new one` };
   };
 
-  const { runIn, startIn, streamFrom, stepFailed, warmAgent, closeAgents, forgetAgent } = createExecPlumbing({ ready: ensureReady });
+  const plumbing = createExecPlumbing({ ready: ensureReady });
+  const { runIn, startIn, streamFrom, stepFailed, closeAgents, forgetAgent } = plumbing;
+  adoptAgent = plumbing.adoptAgent;
 
   const provider: LocalProvider = {
     id: PROVIDER_ID,
@@ -268,7 +290,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         config: request.config,
         template: request.template,
       });
-      warmAgent(record);
+      // A sandbox that reports running has its exec agent ready (its init forked it; ADR 0034).
       return { instanceId: record.id };
     },
 
@@ -398,7 +420,6 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         );
       }
       if (!started) throw localError('not_found', `sandbox ${instanceId} does not exist or its init is gone; create a new one`);
-      warmAgent(started);
     },
 
     async fork(instanceId: string, targets: ForkTarget[]): Promise<CreatedSandbox[]> {
