@@ -120,8 +120,10 @@ static int validate(int argc, char **argv) {
       if (!parse_fd(argv[i + 1], &fd)) usage("agent takes a descriptor number above 2");
     } else if (!strcmp(step, "overlay")) {
       char options[MAX_OPTIONS];
-      for (int k = 1; k <= 4; k++)
-        if (!valid_path(argv[i + k])) usage("overlay takes four paths");
+      /* The lower dirs are a colon-separated list: bounded by the option string below. */
+      if (!*argv[i + 1]) usage("overlay takes lower dirs and three paths");
+      for (int k = 2; k <= 4; k++)
+        if (!valid_path(argv[i + k])) usage("overlay takes lower dirs and three paths");
       if (!overlay_options(options, sizeof options, &argv[i + 1], 1)) usage("overlay options too long for the kernel; squash the image");
       if (strchr(argv[i + 2], ',') || strchr(argv[i + 3], ',')) usage("overlay dirs may not contain a comma");
     } else {
