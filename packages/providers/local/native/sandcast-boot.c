@@ -4,9 +4,13 @@
  *   sandcast-boot STEP... -- COMMAND [ARG...]
  *
  * Runs the steps in order, then execs COMMAND (the init's bwrap). It replaces the host commands
- * a start used to fork one by one (mkfifo, mount -o loop, mount -t overlay for each layer stack),
- * each of which cost a process start through the server's spawner. Steps:
+ * a start used to fork one by one (a shell for the cgroup prologue, mkfifo, mount -o loop, mount
+ * -t overlay for each layer stack), each of which cost a process start. Steps:
  *
+ *   umask MODE                        umask MODE (octal)
+ *   cgroup FILE                       writes this process into a cgroup.procs FILE: it and all it
+ *                                     starts are limited from here on
+ *   open FD FILE                      opens FILE read-only on descriptor FD (the seccomp filter)
  *   fifo PATH                         mkfifo PATH 0600; an existing FIFO is kept (a restart)
  *   dir PATH MODE                     mkdir PATH; an existing directory is kept; then chmod MODE (octal)
  *   disk FILE DIR                     attaches FILE to a free loop device (autoclear) and mounts its
@@ -62,8 +66,10 @@ static void fail(const char *reason) {
 static void fail_errno(void) { fail(strerror(errno)); }
 
 static int arity(const char *step) {
-  if (!strcmp(step, "fifo") || !strcmp(step, "cd") || !strcmp(step, "stdin") || !strcmp(step, "agent")) return 1;
-  if (!strcmp(step, "dir") || !strcmp(step, "disk")) return 2;
+  if (!strcmp(step, "fifo") || !strcmp(step, "cd") || !strcmp(step, "stdin") || !strcmp(step, "agent") || !strcmp(step, "umask") ||
+      !strcmp(step, "cgroup"))
+    return 1;
+  if (!strcmp(step, "dir") || !strcmp(step, "disk") || !strcmp(step, "open")) return 2;
   if (!strcmp(step, "overlay")) return 4;
   return -1;
 }
@@ -115,9 +121,13 @@ static int validate(int argc, char **argv) {
     if (!strcmp(step, "dir")) {
       mode_t mode;
       if (!valid_path(argv[i + 1]) || !parse_mode(argv[i + 2], &mode)) usage("dir takes a path and an octal mode");
-    } else if (!strcmp(step, "agent")) {
+    } else if (!strcmp(step, "umask")) {
+      mode_t mode;
+      if (!parse_mode(argv[i + 1], &mode) || mode > 0777) usage("umask takes an octal mode");
+    } else if (!strcmp(step, "agent") || !strcmp(step, "open")) {
       int fd;
-      if (!parse_fd(argv[i + 1], &fd)) usage("agent takes a descriptor number above 2");
+      if (!parse_fd(argv[i + 1], &fd)) usage("agent and open take a descriptor number above 2");
+      if (!strcmp(step, "open") && !valid_path(argv[i + 2])) usage("a path is empty or too long");
     } else if (!strcmp(step, "overlay")) {
       char options[MAX_OPTIONS];
       /* The lower dirs are a colon-separated list: bounded by the option string below. */
@@ -227,6 +237,23 @@ static void mount_overlay(char **a) {
   if (mount("overlay", a[3], "overlay", 0, options) != 0) fail_errno();
 }
 
+static void join_cgroup(const char *file) {
+  int fd = open(file, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) fail_errno();
+  /* 0: the writing process. */
+  if (write(fd, "0", 1) != 1) fail_errno();
+  close(fd);
+}
+
+static void open_at(int target, const char *path) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) fail_errno();
+  if (fd != target) {
+    if (dup2(fd, target) < 0) fail_errno();
+    close(fd);
+  }
+}
+
 static void open_stdin(const char *path) {
   int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0) fail_errno();
@@ -271,6 +298,17 @@ int main(int argc, char **argv) {
       if (chdir(a[0]) != 0) fail_errno();
     } else if (!strcmp(step_name, "overlay")) mount_overlay(a);
     else if (!strcmp(step_name, "stdin")) open_stdin(a[0]);
+    else if (!strcmp(step_name, "umask")) {
+      mode_t mode = 0;
+      parse_mode(a[0], &mode);
+      umask(mode);
+    } else if (!strcmp(step_name, "cgroup")) join_cgroup(a[0]);
+    else if (!strcmp(step_name, "open")) {
+      int fd = 0;
+      parse_fd(a[0], &fd);
+      step_arg = a[1];
+      open_at(fd, a[1]);
+    }
     else if (!strcmp(step_name, "agent")) {
       int fd = 0;
       parse_fd(a[0], &fd);

@@ -15,8 +15,10 @@ import type { HostChild } from './spawner.ts';
 
 /**
  * How commands run in a sandbox. Execs go through the sandbox's exec agent (ADR 0030) when it is
- * up, and the old way otherwise — a new `sh → nsenter → bwrap` per command, which is also what
- * starts the agent, and what file operations, workspace streams and terminals always use. Either
+ * up, and the old way otherwise — a new `sh → nsenter → bwrap` per command, which is what file
+ * operations, workspace streams and terminals always use. The agent is forked by the sandbox's
+ * init at start (ADR 0034); one that went away (or one of a sandbox a previous server started) is
+ * started again the old way. Either
  * way each command gets its own child cgroup, killed as a whole on timeout or `kill()`.
  */
 
@@ -91,11 +93,11 @@ export function createExecPlumbing(deps: ExecDeps) {
    */
   const takeOver = async (record: InstanceRecord, booted: BootedAgent): Promise<ExecAgent> => {
     const { cgroups, instances } = await deps.ready();
-    const [initProcs, agentProcs] = await Promise.all([cgroups.createChild(record.id, 'init'), cgroups.createChild(record.id, AGENT_GROUP)]);
+    const initProcs = cgroups.childProcs(record.id, 'init');
+    const agentProcs = cgroups.childProcs(record.id, AGENT_GROUP);
     const listed = (await readFile(initProcs.at(-1)!, 'utf8').catch(() => '')).split('\n').filter((line) => /^\d+$/.test(line));
     let hostPid: number | null = null;
-    for (const pid of listed.map(Number))
-      if (pid !== record.initPid && (await innermostPid(pid)) === booted.innerPid) hostPid = pid;
+    for (const pid of listed.map(Number)) if (pid !== record.initPid && (await innermostPid(pid)) === booted.innerPid) hostPid = pid;
     if (hostPid === null) throw new Error('the agent forked by the init is not in its cgroup');
     for (const file of agentProcs.filter((f) => !initProcs.includes(f))) await writeFile(file, String(hostPid));
     const score = instances.execOomScore(record);
@@ -260,8 +262,7 @@ export function createExecPlumbing(deps: ExecDeps) {
     startIn,
     streamFrom,
     stepFailed,
-    /** Starts a sandbox's agent ahead of its first exec. */
-    warmAgent: (record: InstanceRecord) => void warm(record),
+    /** Takes over the agent a start's init forked (or starts one the old way): a started sandbox has its agent ready. */
     adoptAgent: adopt,
     /** Closes every agent (they kill what they still run and exit); a later exec starts a new one. */
     closeAgents: () => {

@@ -9,8 +9,8 @@ import { removeTree } from './fs-util.ts';
 import type { ImageConfig, ImageRecord } from './image-types.ts';
 import { type Layout, writeJsonAtomic } from './layout.ts';
 import { mountsUnder, unmount } from './overlay.ts';
-import { killQuietly, processStartTime, sleep } from './proc.ts';
 import { type PhaseSink, timed } from './phases.ts';
+import { killQuietly, processStartTime, sleep } from './proc.ts';
 import { type BootedAgent, HOSTNAME, INIT_GONE, INIT_OOM_SCORE_ADJ, type SandboxSpawnSpec, startInit } from './runtime.ts';
 
 /** Sandbox processes' score when the init could not get -1000: above the init's 0 (raising needs no privilege). */
@@ -62,7 +62,6 @@ export interface RuntimeFiles {
 export const AGENT_GROUP = 'agent';
 
 const ID_PATTERN = /^(sbx|stp)-[0-9a-f]{16}$/;
-
 
 /**
  * Sandboxes on disk and in the kernel: overlay mounts under `instances/<id>/`, a cgroup, and a

@@ -35,7 +35,9 @@ export async function ensureBootBinary(): Promise<{ path: string } | { error: st
   try {
     return { path: await staticBinary(BOOT_SOURCE) };
   } catch (error) {
-    return { error: `the sandbox boot helper could not be built: ${error instanceof Error ? error.message.split('\n').at(-1) : String(error)}` };
+    return {
+      error: `the sandbox boot helper could not be built: ${error instanceof Error ? error.message.split('\n').at(-1) : String(error)}`,
+    };
   }
 }
 

@@ -36,7 +36,7 @@ export const KEPT_CAPABILITIES = [
 export const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 export const HOSTNAME = 'sandbox';
 
-export interface SandboxProcessSpec {
+interface SandboxProcessSpec {
   rootfs: string;
   network: 'none' | 'host';
   seccompPath: string;
@@ -142,7 +142,8 @@ export interface BootedAgent {
   innerPid: number;
 }
 
-export interface InitSpec extends SandboxProcessSpec {
+/** The init keeps the server's oom_score_adj until it asks for its own. */
+export interface InitSpec extends Omit<SandboxProcessSpec, 'oomScoreAdj'> {
   holdFifo: string;
   logFile: string;
   initBinary: string;
@@ -169,11 +170,12 @@ export async function startInit(spec: InitSpec): Promise<StartedInit> {
   if (spec.agentBinary) bwrap.push('--ro-bind', spec.agentBinary, AGENT_PATH);
   bwrap.push(INIT_PATH, String(INIT_OOM_SCORE_ADJ), '5');
   if (spec.agentBinary) bwrap.push(AGENT_PATH, String(AGENT_FD));
-  const boot = [spec.boot.binary, ...spec.boot.steps, 'stdin', spec.holdFifo];
+  // The prologue an exec's shell runs (umask, cgroups; the init keeps the server's oom_score_adj), then the mounts.
+  const boot = ['umask', '022', ...spec.procsFiles.flatMap((file) => ['cgroup', file]), ...spec.boot.steps];
+  boot.push('open', '4', spec.seccompPath, 'stdin', spec.holdFifo);
   if (spec.agentBinary) boot.push('agent', String(AGENT_FD));
-  const script = `${prologue(spec)}; exec ${[...boot, '--', ...bwrap].map(shellQuote).join(' ')} 4<${shellQuote(spec.seccompPath)}`;
   const log = { path: spec.logFile, flags: 'a' };
-  const child = await hostSpawn('/bin/sh', ['-c', script], {
+  const child = await hostSpawn(spec.boot.binary, [...boot, '--', ...bwrap], {
     detached: true,
     env: HOST_ENV,
     stdio: ['ignore', log, log, 'pipe', 'ignore', 'pipe', spec.agentBinary ? 'pipe' : 'ignore'],
@@ -207,7 +209,9 @@ export async function startInit(spec: InitSpec): Promise<StartedInit> {
       const pid = Number(/"child-pid"\s*:\s*(\d+)/.exec(infoText)?.[1]);
       const oom = /^ready oom_score_adj=(-?\d+) errno=(\d+)(?: agent=(\d+))?\n/.exec(readyText);
       if (!pid || !oom)
-        return reject(new Error(`the sandbox init did not report itself (${JSON.stringify(readyText.slice(0, 200))}); see ${spec.logFile}`));
+        return reject(
+          new Error(`the sandbox init did not report itself (${JSON.stringify(readyText.slice(0, 200))}); see ${spec.logFile}`),
+        );
       const innerPid = Number(oom[3] ?? 0);
       const agent = agentSocket && innerPid > 0 ? { socket: agentSocket, innerPid } : null;
       if (!agent) agentSocket?.destroy();

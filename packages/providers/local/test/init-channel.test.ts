@@ -16,7 +16,8 @@ describe.skipIf(process.getuid?.() !== 0)('sandcast-init agent channel', () => {
     const child = spawn('unshare', ['--pid', '--fork', built.path, '0', '5', '/bin/true', '6'], {
       stdio: ['pipe', 'ignore', 'pipe', 'ignore', 'ignore', 'pipe', 'pipe'],
     });
-    const channel = child.stdio[6] as Socket;
+    const stdio = child.stdio as unknown as Socket[];
+    const channel = stdio[6]!;
     channel.on('error', () => undefined); // the init closes its end with the bytes unread
     send(channel);
     let ready = '';
@@ -25,7 +26,7 @@ describe.skipIf(process.getuid?.() !== 0)('sandcast-init agent channel', () => {
       log += chunk.toString('utf8');
     });
     await new Promise<void>((resolve) => {
-      (child.stdio[5] as Socket).on('data', (chunk: Buffer) => {
+      stdio[5]!.on('data', (chunk: Buffer) => {
         ready += chunk.toString('utf8');
         if (ready.includes('\n')) resolve();
       });

@@ -58,6 +58,10 @@ describe('sandcast-boot', () => {
     ['an empty path', ['fifo', '', '--', 'true'], /empty or too long/],
     ['a path past PATH_MAX', ['fifo', `/tmp/${'a'.repeat(5000)}`, '--', 'true'], /empty or too long/],
     ['agent on stdio', ['agent', '2', '--', 'true'], /descriptor number above 2/],
+    ['open on stdio', ['open', '1', '/etc/hostname', '--', 'true'], /descriptor number above 2/],
+    ['open without a path', ['open', '5', '', '--', 'true'], /empty or too long/],
+    ['a umask that is not octal', ['umask', '8', '--', 'true'], /umask takes an octal mode/],
+    ['a umask wider than 0777', ['umask', '1777', '--', 'true'], /umask takes an octal mode/],
     ['agent on a word', ['agent', 'x3', '--', 'true'], /descriptor number above 2/],
     ['agent on a huge number', ['agent', '99999', '--', 'true'], /descriptor number above 2/],
     ['overlay options longer than a page', ['overlay', 'l:'.repeat(2100), '/u', '/w', '/t', '--', 'true'], /too long for the kernel/],
@@ -107,11 +111,17 @@ describe('sandcast-boot', () => {
     expect(missing).toMatchObject({ code: 1, stderr: expect.stringMatching(/exec .*no-such-command: No such file/) });
   });
 
-  it('opens stdin read-write from a path (the hold FIFO never reads EOF)', async () => {
+  it('opens stdin read-write from a path (the hold FIFO never reads EOF), a file on a descriptor, and sets the umask', async () => {
     const input = join(dir, 'input');
     await writeFile(input, 'from the file\n');
     const ran = await boot('stdin', input, '--', '/bin/sh', '-c', 'head -n 1');
     expect(ran).toMatchObject({ code: 0, stdout: 'from the file\n' });
+    const onFd = await boot('umask', '027', 'open', '7', input, '--', '/bin/sh', '-c', 'umask; cat <&7');
+    expect(onFd).toMatchObject({ code: 0, stdout: '0027\nfrom the file\n' });
+    const noFile = await boot('open', '7', join(dir, 'absent'), '--', 'true');
+    expect(noFile).toMatchObject({ code: 1, stderr: expect.stringMatching(/open .*absent: No such file/) });
+    const noGroup = await boot('cgroup', join(dir, 'absent', 'cgroup.procs'), '--', 'true');
+    expect(noGroup).toMatchObject({ code: 1, stderr: expect.stringMatching(/cgroup .*cgroup\.procs: No such file/) });
   });
 
   it.skipIf(!isRoot)('mounts an ext4 file on a loop device that goes with the unmount, and an overlay over it', async () => {
@@ -124,12 +134,15 @@ describe('sandcast-boot', () => {
     await mkdir(join(lower, 'etc'), { recursive: true });
     await writeFile(join(lower, 'etc/from-lower'), 'lower\n');
     await mkdir(merged);
-    const ran = await boot(
-      'dir', disk, '700', 'disk', image, disk,
-      'dir', join(disk, 'upper'), '755', 'dir', join(disk, 'work'), '700',
-      'cd', dir, 'overlay', 'lower', join(disk, 'upper'), join(disk, 'work'), merged,
-      '--', 'true',
-    ); // prettier-ignore
+    const steps = [
+      ['dir', disk, '700'],
+      ['disk', image, disk],
+      ['dir', join(disk, 'upper'), '755'],
+      ['dir', join(disk, 'work'), '700'],
+      ['cd', dir],
+      ['overlay', 'lower', join(disk, 'upper'), join(disk, 'work'), merged],
+    ];
+    const ran = await boot(...steps.flat(), '--', 'true');
     expect(ran).toMatchObject({ code: 0, stderr: '' });
     try {
       const info = await readFile('/proc/self/mountinfo', 'utf8');
