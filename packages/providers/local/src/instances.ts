@@ -251,6 +251,7 @@ export class Instances {
         cwd: '/',
         holdFifo: join(dir, 'hold'),
         logFile: join(dir, 'init.log'),
+        phase,
       }),
     );
     try {

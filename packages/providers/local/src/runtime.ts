@@ -2,6 +2,7 @@ import { existsSync, lstatSync, statSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
+import type { PhaseSink } from './phases.ts';
 import { shellQuote } from './proc.ts';
 import { type HostChild, hostSpawn } from './spawner.ts';
 
@@ -151,6 +152,8 @@ export interface InitSpec extends Omit<SandboxProcessSpec, 'oomScoreAdj'> {
   boot: { binary: string; steps: string[] };
   /** The exec agent's binary, for the init to fork; null: no agent at start. */
   agentBinary: string | null;
+  /** Reports the start's three stretches (ADR 0034): the host process spawned, bwrap cloned the sandbox, the init ready. */
+  phase?: PhaseSink | undefined;
 }
 
 /**
@@ -175,12 +178,19 @@ export async function startInit(spec: InitSpec): Promise<StartedInit> {
   boot.push('open', '4', spec.seccompPath, 'stdin', spec.holdFifo);
   if (spec.agentBinary) boot.push('agent', String(AGENT_FD));
   const log = { path: spec.logFile, flags: 'a' };
+  let mark = performance.now();
+  const lap = (name: string) => {
+    const now = performance.now();
+    spec.phase?.(name, now - mark);
+    mark = now;
+  };
   const child = await hostSpawn(spec.boot.binary, [...boot, '--', ...bwrap], {
     detached: true,
     env: HOST_ENV,
     stdio: ['ignore', log, log, 'pipe', 'ignore', 'pipe', spec.agentBinary ? 'pipe' : 'ignore'],
   });
   const agentSocket = child.stdio[AGENT_FD] ?? null;
+  lap('init: spawn');
   return new Promise<StartedInit>((resolve, reject) => {
     // bwrap writes more than the pid to the info fd: the pipe is drained to its end, never closed
     // early (a closed pipe killed bwrap with SIGPIPE before it had let the sandbox start).
@@ -218,12 +228,15 @@ export async function startInit(spec: InitSpec): Promise<StartedInit> {
       void verifyOomScore(pid, Number(oom[1]), Number(oom[2])).then((result) => resolve({ initPid: pid, ...result, agent }), reject);
     };
     info.on('data', (chunk: Buffer) => {
+      if (!infoText) lap('init: mounts → clone');
       infoText += chunk.toString('utf8');
     });
     info.on('error', () => undefined);
     ready.on('data', (chunk: Buffer) => {
       readyText += chunk.toString('utf8');
-      if (readyText.includes('\n')) finish(null);
+      if (!readyText.includes('\n')) return;
+      lap('init: setup → ready');
+      finish(null);
     });
     ready.on('error', () => undefined);
     child.on('error', (error) => finish(error));
