@@ -24,9 +24,9 @@ export interface AgentChannel extends EventEmitter {
 }
 
 /**
- * One sandbox's exec agent (native/sandcast-exec-agent.c, ADR 0030), seen from the host: a child
- * started through the ordinary exec path whose stdin and stdout carry framed requests and
- * answers. A command is forked by the agent and waits until the host has moved it into the
+ * One sandbox's exec agent (native/sandcast-exec-agent.c, ADR 0030), seen from the host: forked
+ * by the sandbox's init (ADR 0034) or started through the ordinary exec path, its control stream
+ * carries framed requests and answers. A command is forked by the agent and waits until the host has moved it into the
  * exec's own cgroup (found by its pid in the sandbox, among the agent group's processes), so
  * limits, timeouts and tree kills work as for a command started the old way.
  */
