@@ -90,32 +90,28 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   // Per data dir, so two installations on one host never reap each other's groups.
   const cgroupName = `sandcast-local-${createHash('sha256').update(layout.root).digest('hex').slice(0, 12)}`;
   const cgroups: Cgroups | null = detectCgroups(cgroupName);
-  // Set by the availability check, which builds the init; nothing starts before it passed.
-  let initBinary: string | null = null;
-  const builtInit = (): string => {
-    if (!initBinary) throw localError('unavailable', 'the sandbox init is not built yet; the availability check builds it');
-    return initBinary;
+  // Set by the availability check, which builds them; nothing starts before it passed.
+  const binaries: Record<'init' | 'boot', string | null> = { init: null, boot: null };
+  const built = (name: 'init' | 'boot') => (): string => {
+    const path = binaries[name];
+    if (!path) throw localError('unavailable', `the sandbox ${name} binary is not built yet; the availability check builds it`);
+    return path;
   };
   const warn = options.onWarning ?? ((message: string) => process.emitWarning(message, { code: 'SANDCAST_LOCAL_RUNTIME' }));
   const disks = new InstanceDisks(layout, { clones: options.diskClones !== false, warn });
-  // Null when this machine has no usable cgroups: availability() then says why, and nothing runs.
-  let bootBinary: string | null = null;
-  const builtBoot = (): string => {
-    if (!bootBinary) throw localError('unavailable', 'the sandbox boot helper is not built yet; the availability check builds it');
-    return bootBinary;
-  };
   // Bound below, once the exec plumbing exists (it needs the runtime to be ready first).
   let adoptAgent: RuntimeFiles['adoptAgent'] = async () => undefined;
   const runtimeFiles: RuntimeFiles = {
     seccompPath: layout.seccomp,
-    initBinary: builtInit,
-    bootBinary: builtBoot,
+    initBinary: built('init'),
+    bootBinary: built('boot'),
     // SANDCAST_LOCAL_EXEC_AGENT=off: no agent at start either (read per start, like per exec).
     agentBinary: async () => (process.env.SANDCAST_LOCAL_EXEC_AGENT === 'off' ? null : agentBinary()),
     adoptAgent: (record, agent) => adoptAgent(record, agent),
     warn,
     phase: options.onPhase,
   };
+  // Null when this machine has no usable cgroups: availability() then says why, and nothing runs.
   const runtime: Runtime | null = cgroups ? { cgroups, instances: new Instances(layout, cgroups, runtimeFiles, disks) } : null;
   const background = new Set<Promise<void>>();
   let availability: Promise<Availability> | null = null;
@@ -155,8 +151,8 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     const [init, boot] = await Promise.all([ensureInitBinary(), ensureBootBinary()]);
     if ('error' in init) return { available: false, reason: init.error };
     if ('error' in boot) return { available: false, reason: boot.error };
-    initBinary = init.path;
-    bootBinary = boot.path;
+    binaries.init = init.path;
+    binaries.boot = boot.path;
     return { available: true };
   };
 
