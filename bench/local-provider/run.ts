@@ -4,7 +4,10 @@
  * 1 MB / 100 MB / 1 GB changes against `docker commit` of the same change. Figures are printed as
  * medians, p95 and ratios against baselines measured in this same run.
  *
- *   npx tsx bench/local-provider/run.ts [--iterations 30] [--no-docker] [--max-mb 1024]
+ * `--phases` also prints where a create's time goes: the provider's own step timings (ADR 0034),
+ * p50 over the iterations, and the create call and first exec as the caller sees them.
+ *
+ *   npx tsx bench/local-provider/run.ts [--iterations 30] [--no-docker] [--max-mb 1024] [--phases]
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -21,6 +24,16 @@ const flag = (name: string, fallback: number) => {
 const ITERATIONS = Math.min(200, flag('--iterations', 30));
 const MAX_MB = flag('--max-mb', 1024);
 const PREFIX = 'sandcast-local-bench';
+const PHASES = args.includes('--phases');
+/** Step timings of the sandbox starts being measured (only while `recording`). */
+const phases = new Map<string, number[]>();
+let recording = false;
+const onPhase = (phase: string, ms: number) => {
+  if (!recording) return;
+  const samples = phases.get(phase) ?? [];
+  samples.push(ms);
+  phases.set(phase, samples);
+};
 
 const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 const now = () => performance.now();
@@ -48,7 +61,7 @@ function buildRootfs(dir: string): void {
 
 async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), `${PREFIX}-`));
-  const provider = createLocalProvider({ dataDir: join(work, 'data') });
+  const provider = createLocalProvider({ dataDir: join(work, 'data'), ...(PHASES ? { onPhase } : {}) });
   const availability = await provider.availability();
   if (!availability.available) {
     console.log(`local provider unavailable: ${availability.reason}`);
@@ -72,17 +85,26 @@ async function main(): Promise<void> {
     const createToExec = async (cfg: typeof config) => {
       const samples: number[] = [];
       for (let i = 0; i < ITERATIONS; i++) {
+        recording = true;
         const started = now();
         const { instanceId } = await provider.create({ sandboxId: `bench-${i}`, environmentId: 'bench', config: cfg });
+        const created = now();
         const result = await provider.exec(instanceId, { command: ['true'] });
-        samples.push(now() - started);
+        const done = now();
+        samples.push(done - started);
+        onPhase('(create call)', created - started);
+        onPhase('(first exec call)', done - created);
+        recording = false;
         if (result.exitCode !== 0) throw new Error(`exec failed: ${result.stderr}`);
         await provider.destroy(instanceId);
       }
       return samples;
     };
     const localHost = await createToExec(config);
+    const hostPhases = new Map(phases);
+    phases.clear();
     const localMini = await createToExec(mini);
+    const miniPhases = new Map(phases);
 
     // The floor: bwrap invoked directly on an already mounted rootfs (no overlay mount, no cgroups).
     const floor: number[] = [];
@@ -127,6 +149,18 @@ async function main(): Promise<void> {
       console.log(
         `  ${name.padEnd(42)} p50 ${fmt(p50).padStart(9)}  p95 ${fmt(percentile(samples, 95)).padStart(9)}  ×floor ${(p50 / floorP50).toFixed(2)}${vsDocker}`,
       );
+    }
+
+    if (PHASES) {
+      console.log('\nwhere a create → first exec goes (p50 per step; side-by-side steps overlap)');
+      console.log(`  ${'step'.padEnd(22)} ${'host base'.padStart(10)} ${'mini rootfs'.padStart(12)}`);
+      for (const name of new Set([...hostPhases.keys(), ...miniPhases.keys()])) {
+        const cell = (map: Map<string, number[]>) => {
+          const samples = map.get(name);
+          return samples ? fmt(percentile(samples, 50)) : '-';
+        };
+        console.log(`  ${name.padEnd(22)} ${cell(hostPhases).padStart(10)} ${cell(miniPhases).padStart(12)}`);
+      }
     }
 
     console.log('\ncapture time vs size of the change (one capture each)');

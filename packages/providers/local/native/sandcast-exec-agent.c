@@ -1,10 +1,11 @@
 /*
  * sandcast-exec-agent: the long-lived exec agent of a local sandbox (ADR 0030).
  *
- *   sandcast-exec-agent        (stdin and stdout are pipes held by the host)
+ *   sandcast-exec-agent        (stdin and stdout: the control stream, held by the host)
  *
- * Started once per sandbox through the ordinary exec path, so it runs in exactly the environment
- * an exec gets: the sandbox's namespaces, a bwrap mount namespace over the rootfs, the kept
+ * Forked by the sandbox's init at start, over a socket only it and the host hold (ADR 0034), or
+ * started through the ordinary exec path when that one went away; either way it runs in the
+ * environment an exec gets: the sandbox's namespaces, a mount namespace over the rootfs, the kept
  * capabilities, no_new_privs, the seccomp filter, the sandbox's cgroups and oom_score_adj. It
  * then runs each command the host asks for (fork, setsid, exec) and relays its output and exit.
  *

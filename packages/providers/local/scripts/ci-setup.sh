@@ -33,5 +33,7 @@ grep -q overlay /proc/filesystems || ${SUDO:-} modprobe overlay || true
 bwrap --version
 # The sandbox's pid 1 (native/sandcast-init.c), built once per source change.
 sh "$(dirname "$0")/build-init.sh" >/dev/null
-# The exec agent (native/sandcast-exec-agent.c, ADR 0030); the provider also builds it on first use.
+# The exec agent (native/sandcast-exec-agent.c, ADR 0030) and the boot helper (native/sandcast-boot.c,
+# ADR 0034); the provider also builds them on first use.
+sh "$(dirname "$0")/../../../provider-sdk/scripts/build-static.sh" "$(dirname "$0")/../native/sandcast-boot.c" sandcast-boot >/dev/null
 sh "$(dirname "$0")/../../../provider-sdk/scripts/build-static.sh" "$(dirname "$0")/../native/sandcast-exec-agent.c" sandcast-exec-agent >/dev/null

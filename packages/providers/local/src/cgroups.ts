@@ -21,6 +21,8 @@ export interface Cgroups {
   createSandbox(instanceId: string, limits: Limits): Promise<void>;
   /** Creates a child group; returns the `cgroup.procs` files a process must join. */
   createChild(instanceId: string, child: string): Promise<string[]>;
+  /** The `cgroup.procs` files of a child group (made earlier), the group's own last. */
+  childProcs(instanceId: string, child: string): string[];
   /**
    * Kills every process in a child group (or the whole sandbox when child is null) and waits for
    * them to exit; with `reaped`, also until their pids are released so the sandbox can fork again.
@@ -156,8 +158,12 @@ class CgroupsV1 implements Cgroups {
 
   async createChild(instanceId: string, child: string): Promise<string[]> {
     // Limits live on the sandbox group; only the freezer hierarchy needs a group per exec.
+    await mkdir(join(this.roots.freezer, instanceId, child), { recursive: true });
+    return this.childProcs(instanceId, child);
+  }
+
+  childProcs(instanceId: string, child: string): string[] {
     const freezer = join(this.roots.freezer, instanceId, child);
-    await mkdir(freezer, { recursive: true });
     return [
       join(this.roots.memory, instanceId, 'cgroup.procs'),
       join(this.roots.pids, instanceId, 'cgroup.procs'),
@@ -238,9 +244,12 @@ class CgroupsV2 implements Cgroups {
   }
 
   async createChild(instanceId: string, child: string): Promise<string[]> {
-    const dir = join(this.root, instanceId, child);
-    await mkdir(dir, { recursive: true });
-    return [join(dir, 'cgroup.procs')];
+    await mkdir(join(this.root, instanceId, child), { recursive: true });
+    return this.childProcs(instanceId, child);
+  }
+
+  childProcs(instanceId: string, child: string): string[] {
+    return [join(this.root, instanceId, child, 'cgroup.procs')];
   }
 
   async kill(instanceId: string, child: string | null, options: { reaped?: boolean } = {}): Promise<void> {

@@ -48,7 +48,7 @@ async function mountExt4(file: string, mountPoint: string): Promise<void> {
  * A sandbox's writable layer lives on a filesystem of its own, capped at the config's `diskMb`
  * (ADR 0007): a sparse file holding ext4, loop-mounted. Writing past it fails inside the sandbox
  * with ENOSPC; the host holds at most `diskMb` for it. Unmounting releases the loop device
- * (`mount -o loop` sets autoclear).
+ * (`mount -o loop` and sandcast-boot's `disk` step set autoclear).
  *
  * Where files can be cloned (ADR 0031), a new disk is a clone of a blank ext4 image formatted
  * once per size, and a fork's disk is a clone of its source's: no mkfs, no copy.
@@ -115,21 +115,20 @@ export class InstanceDisks {
   }
 
   /**
-   * Makes and mounts a new instance's disk at `mountPoint`: a clone of the blank of its size, or a
-   * freshly formatted file. Returns whether its file is in the disk store (the record keeps it).
+   * Makes a new instance's disk file: a clone of the blank of its size, or a freshly formatted
+   * file. sandcast-boot mounts it (ADR 0034). Returns the file and whether it is in the disk
+   * store (the record keeps that).
    */
-  async create(params: { id: string; sizeMb: number; mountPoint: string }): Promise<boolean> {
-    const { id, sizeMb, mountPoint } = params;
+  async makeFile(params: { id: string; sizeMb: number }): Promise<{ file: string; diskStore: boolean }> {
+    const { id, sizeMb } = params;
     if ((await this.prepare()) === 'copy') {
       const file = this.fileOf({ id });
       await formatExt4(file, sizeMb);
-      await mountExt4(file, mountPoint);
-      return false;
+      return { file, diskStore: false };
     }
     const file = this.fileOf({ id, diskStore: true });
     await cloneFile(await this.blank(sizeMb), file);
-    await mountExt4(file, mountPoint);
-    return true;
+    return { file, diskStore: true };
   }
 
   /** Clones a (quiesced) source disk for a new instance `id`, in the disk store. */

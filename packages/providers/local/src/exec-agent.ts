@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { type ExecExit, ExecOutput, type ExecProcess } from '@sandcast/provider-sdk';
@@ -11,12 +12,21 @@ import {
   spawnFrame,
   stdinFrame,
 } from './agent-protocol.ts';
+import { innermostPid } from './proc.ts';
 import type { HostChild } from './spawner.ts';
 
+/** What the host holds of an agent: its control stream (one duplex socket, or a child's stdin and stdout) and its end. */
+export interface AgentChannel extends EventEmitter {
+  readonly stdin: HostChild['stdin'];
+  readonly stdout: HostChild['stdout'];
+  readonly stderr: HostChild['stderr'];
+  unref(): void;
+}
+
 /**
- * One sandbox's exec agent (native/sandcast-exec-agent.c, ADR 0030), seen from the host: a child
- * started through the ordinary exec path whose stdin and stdout carry framed requests and
- * answers. A command is forked by the agent and waits until the host has moved it into the
+ * One sandbox's exec agent (native/sandcast-exec-agent.c, ADR 0030), seen from the host: forked
+ * by the sandbox's init (ADR 0034) or started through the ordinary exec path, its control stream
+ * carries framed requests and answers. A command is forked by the agent and waits until the host has moved it into the
  * exec's own cgroup (found by its pid in the sandbox, among the agent group's processes), so
  * limits, timeouts and tree kills work as for a command started the old way.
  */
@@ -59,14 +69,14 @@ export class ExecAgent {
   private ownPid = 0;
 
   /**
-   * @param child the agent's process (sh → nsenter → bwrap → agent)
+   * @param child the agent's process (sh → nsenter → bwrap → agent), or the socket of one its init forked
    * @param agentProcs the agent's `cgroup.procs` files; the last is its own group's, which holds the
    *   agent and the commands it forked that were not moved yet, nothing else (nothing inside can
    *   write a cgroup file)
    * @param stop kills the agent's whole cgroup
    */
   constructor(
-    private readonly child: HostChild,
+    private readonly child: AgentChannel,
     private readonly agentProcs: string[],
     private readonly stop: () => void,
     private readonly options: {
@@ -144,11 +154,10 @@ export class ExecAgent {
     const listed = (await readFile(this.agentProcs.at(-1)!, 'utf8').catch(() => '')).split('\n').filter((line) => /^\d+$/.test(line));
     for (const candidate of listed.map(Number)) {
       if (candidate === this.ownPid) continue;
-      const status = await readFile(`/proc/${candidate}/status`, 'utf8').catch(() => '');
-      const nspids = /^NSpid:\s*([\d\s]+)$/m.exec(status)?.[1]?.trim().split(/\s+/) ?? [];
-      if (nspids.length > 1 && Number(nspids.at(-1)) === pid) return candidate;
+      const inner = await innermostPid(candidate);
+      if (inner !== null && inner === pid) return candidate;
       // The agent itself (its pid inside was in its ready frame) is skipped from then on.
-      if (nspids.length > 1 && Number(nspids.at(-1)) === this.innerPid) this.ownPid = candidate;
+      if (inner !== null && inner === this.innerPid) this.ownPid = candidate;
     }
     return null;
   }

@@ -1,29 +1,30 @@
+import { EventEmitter } from 'node:events';
+import { readFile, writeFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
-import { type ExecProcess, type ExecRequest, staticBinary } from '@sandcast/provider-sdk';
+import type { ExecProcess, ExecRequest } from '@sandcast/provider-sdk';
 import type { Cgroups } from './cgroups.ts';
 import { localError } from './errors.ts';
 import { ExecAgent } from './exec-agent.ts';
-import type { InstanceRecord, Instances } from './instances.ts';
+import { AGENT_GROUP, type InstanceRecord, type Instances } from './instances.ts';
 import { newId } from './layout.ts';
-import { sleep } from './proc.ts';
-import { spawnInSandbox } from './runtime.ts';
+import { agentBinary } from './native-init.ts';
+import { innermostPid, sleep } from './proc.ts';
+import { AGENT_PATH, type BootedAgent, spawnInSandbox } from './runtime.ts';
 import { awaitProcess, type RawExecResult, streamProcess } from './sandbox-io.ts';
 import type { HostChild } from './spawner.ts';
 
 /**
  * How commands run in a sandbox. Execs go through the sandbox's exec agent (ADR 0030) when it is
- * up, and the old way otherwise — a new `sh → nsenter → bwrap` per command, which is also what
- * starts the agent, and what file operations, workspace streams and terminals always use. Either
+ * up, and the old way otherwise — a new `sh → nsenter → bwrap` per command, which is what file
+ * operations, workspace streams and terminals always use. The agent is forked by the sandbox's
+ * init at start (ADR 0034); one that went away (or one of a sandbox a previous server started) is
+ * started again the old way. Either
  * way each command gets its own child cgroup, killed as a whole on timeout or `kill()`.
  */
 
 const DEFAULT_TIMEOUT_MS = 60_000;
-const AGENT_SOURCE = fileURLToPath(new URL('../native/sandcast-exec-agent.c', import.meta.url));
-/** Where the agent binary is bound inside its mount namespace (bwrap's /dev tmpfs, not the rootfs). */
-const AGENT_PATH = '/dev/.sandcast-exec-agent';
-/** The agent's own cgroup (a child of the sandbox's, beside `init` and the per-exec `x…` groups). */
-const AGENT_GROUP = 'agent';
+/** How long a start waits for the ready frame of the agent its init forked (it is usually there already). */
+const ADOPT_TIMEOUT_MS = 2_000;
 /** How soon after a failed start the agent is tried again (a sandbox that keeps killing it gets the old path). */
 const RESTART_BACKOFF_MS = 1_000;
 
@@ -44,14 +45,12 @@ interface AgentEntry {
 const AGENT_GONE_GRACE_MS = 2000;
 
 export function createExecPlumbing(deps: ExecDeps) {
-  let agentBinary: Promise<string | null> | null = null;
   const agents = new Map<string, AgentEntry>();
   // SANDCAST_LOCAL_EXEC_AGENT=off runs every exec the old way (read per call: the benchmarks compare both).
   const agentsOff = () => process.env.SANDCAST_LOCAL_EXEC_AGENT === 'off';
 
   const startAgent = async (record: InstanceRecord, entry: AgentEntry): Promise<ExecAgent | null> => {
-    agentBinary ??= staticBinary(AGENT_SOURCE).catch(() => null);
-    const binary = await agentBinary;
+    const binary = await agentBinary();
     if (!binary) return null;
     const { cgroups, instances } = await deps.ready();
     // A previous server's agent (it dies with its spawner) must not share the group's pid lookup.
@@ -75,15 +74,71 @@ export function createExecPlumbing(deps: ExecDeps) {
     return null;
   };
 
-  /** Starts the sandbox's agent in the background when it has none (or its agent is gone). */
-  const warm = (record: InstanceRecord): AgentEntry | null => {
-    if (agentsOff()) return null;
+  /** The sandbox's entry, a new one when the sandbox started again since (its old agent closed). */
+  const entryOf = (record: InstanceRecord): AgentEntry => {
     let entry = agents.get(record.id);
     if (!entry || entry.initStartTime !== record.initStartTime) {
       entry?.agent?.close();
       entry = { initStartTime: record.initStartTime, agent: null, starting: null, failedAt: 0 };
       agents.set(record.id, entry);
     }
+    return entry;
+  };
+
+  /**
+   * The agent a start's init forked (ADR 0034), made ready for commands: its host pid is found
+   * among the init group's processes (the init and the agent are all there is: nothing else has
+   * run), it is moved into the agent group, given the exec score when the init holds none, and
+   * its ready frame awaited. Throws when any of it fails.
+   */
+  const takeOver = async (record: InstanceRecord, booted: BootedAgent): Promise<ExecAgent> => {
+    const { cgroups, instances } = await deps.ready();
+    const initProcs = cgroups.childProcs(record.id, 'init');
+    const agentProcs = cgroups.childProcs(record.id, AGENT_GROUP);
+    const listed = (await readFile(initProcs.at(-1)!, 'utf8').catch(() => '')).split('\n').filter((line) => /^\d+$/.test(line));
+    let hostPid: number | null = null;
+    for (const pid of listed.map(Number)) if (pid !== record.initPid && (await innermostPid(pid)) === booted.innerPid) hostPid = pid;
+    if (hostPid === null) throw new Error('the agent forked by the init is not in its cgroup');
+    for (const file of agentProcs.filter((f) => !initProcs.includes(f))) await writeFile(file, String(hostPid));
+    const score = instances.execOomScore(record);
+    if (score !== null) await writeFile(`/proc/${hostPid}/oom_score_adj`, String(score));
+    const { socket } = booted;
+    const channel = Object.assign(new EventEmitter(), { stdin: socket, stdout: socket, stderr: null, unref: () => undefined });
+    const agent = new ExecAgent(channel, agentProcs, () => {
+      socket.destroy();
+      void cgroups.kill(record.id, AGENT_GROUP).catch(() => undefined);
+    });
+    const timer = setTimeout(() => agent.fail('the exec agent did not report ready'), ADOPT_TIMEOUT_MS);
+    try {
+      await agent.ready;
+    } finally {
+      clearTimeout(timer);
+    }
+    return agent;
+  };
+
+  /** Takes over a booted agent, or (none, or it failed) starts one the old way in the background; never throws. */
+  const adopt = async (record: InstanceRecord, booted: BootedAgent | null): Promise<void> => {
+    if (agentsOff()) return void booted?.socket.destroy();
+    const entry = entryOf(record);
+    const agent = booted
+      ? await takeOver(record, booted).catch(() => {
+          booted.socket.destroy();
+          return null;
+        })
+      : null;
+    if (agent && agents.get(record.id) === entry && !entry.agent?.alive) {
+      entry.agent = agent;
+      return;
+    }
+    agent?.close();
+    warm(record);
+  };
+
+  /** Starts the sandbox's agent in the background when it has none (or its agent is gone). */
+  const warm = (record: InstanceRecord): AgentEntry | null => {
+    if (agentsOff()) return null;
+    const entry = entryOf(record);
     if (entry.agent && !entry.agent.alive) entry.agent = null;
     if (entry.agent || entry.starting || Date.now() - entry.failedAt < RESTART_BACKOFF_MS) return entry;
     const current = entry;
@@ -207,8 +262,8 @@ export function createExecPlumbing(deps: ExecDeps) {
     startIn,
     streamFrom,
     stepFailed,
-    /** Starts a sandbox's agent ahead of its first exec. */
-    warmAgent: (record: InstanceRecord) => void warm(record),
+    /** Takes over the agent a start's init forked (or starts one the old way): a started sandbox has its agent ready. */
+    adoptAgent: adopt,
     /** Closes every agent (they kill what they still run and exit); a later exec starts a new one. */
     closeAgents: () => {
       for (const entry of agents.values()) entry.agent?.close();

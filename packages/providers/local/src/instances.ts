@@ -1,15 +1,17 @@
-import { appendFile, chmod, lstat, mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { appendFile, chmod, lstat, mkdir, readdir, readFile } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
+import { hostDirKey, newDiskSteps, overlaySteps } from './boot-steps.ts';
 import type { Cgroups } from './cgroups.ts';
 import type { LocalConfig } from './config.ts';
 import type { InstanceDisks } from './disk.ts';
 import { localError } from './errors.ts';
-import { exists, removeTree } from './fs-util.ts';
+import { removeTree } from './fs-util.ts';
 import type { ImageConfig, ImageRecord } from './image-types.ts';
 import { type Layout, writeJsonAtomic } from './layout.ts';
-import { mountOverlay, mountsUnder, unmount } from './overlay.ts';
-import { killQuietly, processStartTime, runOk, sleep } from './proc.ts';
-import { HOSTNAME, INIT_GONE, INIT_OOM_SCORE_ADJ, type SandboxSpawnSpec, startInit } from './runtime.ts';
+import { mountsUnder, unmount } from './overlay.ts';
+import { type PhaseSink, timed } from './phases.ts';
+import { killQuietly, processStartTime, sleep } from './proc.ts';
+import { type BootedAgent, HOSTNAME, INIT_GONE, INIT_OOM_SCORE_ADJ, type SandboxSpawnSpec, startInit } from './runtime.ts';
 
 /** Sandbox processes' score when the init could not get -1000: above the init's 0 (raising needs no privilege). */
 const EXEC_OOM_SCORE_ADJ = 500;
@@ -46,11 +48,20 @@ export interface RuntimeFiles {
   initBinary: () => string;
   /** Where failures that do not stop a sandbox from working are reported. */
   warn: (message: string) => void;
+  /** sandcast-boot (native/sandcast-boot.c; known once availability was checked). */
+  bootBinary: () => string;
+  /** The exec agent's binary for the init to fork, or null (no agent at start: execs start one, or run the old way). */
+  agentBinary: () => Promise<string | null>;
+  /** Takes over the agent a start's init forked (ADR 0034), or starts one the old way when there is none; never throws. */
+  adoptAgent: (record: InstanceRecord, agent: BootedAgent | null) => Promise<void>;
+  /** Where the steps of a start report their time (ADR 0034); none measured without it. */
+  phase?: PhaseSink | undefined;
 }
 
-const ID_PATTERN = /^(sbx|stp)-[0-9a-f]{16}$/;
+/** The exec agent's own cgroup (a child of the sandbox's, beside `init` and the per-exec `x…` groups). */
+export const AGENT_GROUP = 'agent';
 
-const hostDirKey = (dir: string) => dir.replace(/^\/+/, '').replaceAll('/', '_');
+const ID_PATTERN = /^(sbx|stp)-[0-9a-f]{16}$/;
 
 /**
  * Sandboxes on disk and in the kernel: overlay mounts under `instances/<id>/`, a cgroup, and a
@@ -151,15 +162,21 @@ export class Instances {
     const { id, image, config } = params;
     const dir = this.dir(id);
     const disk = join(dir, 'disk');
+    const phase = this.runtime.phase;
     try {
-      await mkdir(dir);
-      await mkdir(join(dir, 'rootfs'));
-      await runOk('mkfifo', ['-m', '600', join(dir, 'hold')]);
-      let diskStore = true;
+      await timed(phase, 'dirs', async () => {
+        await mkdir(dir);
+        await mkdir(join(dir, 'rootfs'));
+      });
+      let made: Promise<{ file: string; diskStore: boolean }> | null = null;
       if (params.clonedDisk) {
-        await this.disks.mount({ id, diskStore }, disk);
+        await this.disks.mount({ id, diskStore: true }, disk);
         await this.clearVolatileMarks({ id, hostDirs: image.hostDirs, diskMb: config.diskMb });
-      } else diskStore = await this.makeDisk(id, image, config.diskMb);
+      } else {
+        // A clone of the blank (or a formatted file), made beside the cgroups; sandcast-boot mounts it and makes its dirs.
+        made = timed(phase, 'disk', () => this.disks.makeFile({ id, sizeMb: config.diskMb }));
+        made.catch(() => undefined);
+      }
       const base = {
         id,
         kind: params.kind,
@@ -171,32 +188,21 @@ export class Instances {
         imageConfig: image.config,
         config,
         diskMb: config.diskMb,
-        ...(diskStore ? { diskStore } : {}),
         createdAt: new Date().toISOString(),
       };
-      const record: InstanceRecord = { ...base, ...(await this.boot(base, params.layersDir)) };
-      await writeJsonAtomic(join(dir, 'instance.json'), record);
+      const newDisk = made?.then(({ file }) => newDiskSteps({ file, disk, hostDirs: image.hostDirs })) ?? null;
+      const { agent, ...started } = await this.boot(base, params.layersDir, newDisk);
+      const diskStore = made ? (await made).diskStore : true;
+      const record: InstanceRecord = { ...base, ...(diskStore ? { diskStore } : {}), ...started };
+      await Promise.all([
+        timed(phase, 'record', () => writeJsonAtomic(join(dir, 'instance.json'), record)),
+        timed(phase, 'agent', () => this.runtime.adoptAgent(record, agent)),
+      ]);
       return record;
     } catch (error) {
       await this.teardown(id);
       throw error;
     }
-  }
-
-  /** A new, empty disk with the upper and work dirs of the root and of every host dir; whether it is in the store. */
-  private async makeDisk(id: string, image: ImageRecord, sizeMb: number): Promise<boolean> {
-    const disk = join(this.dir(id), 'disk');
-    const diskStore = await this.disks.create({ id, sizeMb, mountPoint: disk });
-    await Promise.all(['upper', 'work'].map((sub) => mkdir(join(disk, sub))));
-    // An upper dir's mode is the mode of the directory it covers inside (`/`, `/usr`): set it
-    // explicitly, whatever the server's umask (077 would make them 0700 for the sandbox's users).
-    await chmod(join(disk, 'upper'), 0o755);
-    for (const hostDir of image.hostDirs) {
-      await mkdir(join(disk, 'host', hostDirKey(hostDir), 'upper'), { recursive: true });
-      await mkdir(join(disk, 'host', hostDirKey(hostDir), 'work'), { recursive: true });
-      await chmod(join(disk, 'host', hostDirKey(hostDir), 'upper'), (await stat(hostDir)).mode & 0o7777);
-    }
-    return diskStore;
   }
 
   /**
@@ -209,61 +215,67 @@ export class Instances {
   }
 
   /**
-   * Mounts the rootfs overlays over the instance's upper dirs and starts its init in a fresh
-   * cgroup: the part of a start that a stopped instance repeats (its disk already holds its files).
+   * Mounts the rootfs overlays over the instance's upper dirs (and first its new disk, given its
+   * steps) and starts its init in a fresh cgroup, all in one host process (sandcast-boot, ADR
+   * 0034): the part of a start that a stopped instance repeats (its disk already holds its files).
    */
   private async boot(
     record: Omit<InstanceRecord, 'initPid' | 'initStartTime' | 'initOomScoreAdj' | 'stopped'>,
     layersDir: string,
-  ): Promise<Pick<InstanceRecord, 'initPid' | 'initStartTime' | 'initOomScoreAdj'>> {
+    newDisk: Promise<string[]> | null,
+  ): Promise<Pick<InstanceRecord, 'initPid' | 'initStartTime' | 'initOomScoreAdj'> & { agent: BootedAgent | null }> {
     const { id, config } = record;
     const dir = this.dir(id);
     const rootfs = join(dir, 'rootfs');
-    const writable = this.writable(record);
-    const cgroup = this.cgroups.createSandbox(id, config).then(() => this.cgroups.createChild(id, 'init'));
-    // Awaited below; a mount failing first must not leave its rejection unhandled.
-    cgroup.catch(() => undefined);
-    const lower = [...record.layers].reverse();
-    await mountOverlay({ lower, upper: join(writable, 'upper'), work: join(writable, 'work'), target: rootfs, cwd: layersDir });
-    for (const hostDir of record.hostDirs) {
-      const key = hostDirKey(hostDir);
-      const rel = hostDir.replace(/^\/+/, '');
-      const layered: string[] = [];
-      for (const layer of lower) if (await exists(join(layersDir, layer, rel))) layered.push(`${layer}/${rel}`);
-      await mountOverlay({
-        lower: [...layered, hostDir],
-        upper: join(writable, 'host', key, 'upper'),
-        work: join(writable, 'host', key, 'work'),
-        target: join(rootfs, rel),
-        cwd: layersDir,
-      });
-    }
-    await ensureDirInside(rootfs, config.workdir);
-    const procsFiles = await cgroup;
-    const init = await startInit({
-      rootfs,
-      network: config.network,
-      seccompPath: this.runtime.seccompPath,
-      initBinary: this.runtime.initBinary(),
-      procsFiles,
-      env: { PATH: record.imageConfig.env.PATH ?? '/usr/bin:/bin' },
-      cwd: '/',
-      holdFifo: join(dir, 'hold'),
-      logFile: join(dir, 'init.log'),
-    });
-    const { initPid } = init;
-    const initStartTime = await processStartTime(initPid);
-    if (initStartTime === null) throw new Error(`the sandbox init exited at once; see ${join(dir, 'init.log')}`);
-    if (init.oomError) {
-      await appendFile(join(dir, 'init.log'), `${init.oomError}\n`);
-      if (!this.warnedOom) {
-        this.warnedOom = true;
-        this.runtime.warn(
-          `${init.oomError}; sandbox processes run with oom_score_adj ${EXEC_OOM_SCORE_ADJ} so the OOM killer picks them before the init`,
-        );
+    const phase = this.runtime.phase;
+    const [procsFiles, diskSteps, mountSteps, agentBinary] = await Promise.all([
+      timed(phase, 'cgroups', async () => {
+        await this.cgroups.createSandbox(id, config);
+        const [init] = await Promise.all([this.cgroups.createChild(id, 'init'), this.cgroups.createChild(id, AGENT_GROUP)]);
+        return init;
+      }),
+      newDisk ?? [],
+      overlaySteps({ layers: record.layers, hostDirs: record.hostDirs, writable: this.writable(record), rootfs, layersDir }),
+      this.runtime.agentBinary(),
+    ]);
+    const init = await timed(phase, 'init', () =>
+      startInit({
+        rootfs,
+        network: config.network,
+        seccompPath: this.runtime.seccompPath,
+        initBinary: this.runtime.initBinary(),
+        boot: { binary: this.runtime.bootBinary(), steps: ['fifo', join(dir, 'hold'), ...diskSteps, ...mountSteps] },
+        agentBinary,
+        procsFiles,
+        env: { PATH: record.imageConfig.env.PATH ?? '/usr/bin:/bin' },
+        cwd: '/',
+        holdFifo: join(dir, 'hold'),
+        logFile: join(dir, 'init.log'),
+        phase,
+      }),
+    );
+    try {
+      const { initPid } = init;
+      const [initStartTime] = await Promise.all([
+        processStartTime(initPid),
+        // Nothing runs in the sandbox yet (the agent waits for requests): the workdir is made now.
+        timed(phase, 'workdir', () => ensureDirInside(rootfs, config.workdir)),
+      ]);
+      if (initStartTime === null) throw new Error(`the sandbox init exited at once; see ${join(dir, 'init.log')}`);
+      if (init.oomError) {
+        await appendFile(join(dir, 'init.log'), `${init.oomError}\n`);
+        if (!this.warnedOom) {
+          this.warnedOom = true;
+          this.runtime.warn(
+            `${init.oomError}; sandbox processes run with oom_score_adj ${EXEC_OOM_SCORE_ADJ} so the OOM killer picks them before the init`,
+          );
+        }
       }
+      return { initPid, initStartTime, initOomScoreAdj: init.oomScoreAdj, agent: init.agent };
+    } catch (error) {
+      init.agent?.socket.destroy();
+      throw error;
     }
-    return { initPid, initStartTime, initOomScoreAdj: init.oomScoreAdj };
   }
 
   /**
@@ -297,8 +309,9 @@ export class Instances {
     try {
       if (record.diskMb) await this.disks.mount(record, writable);
       await this.clearVolatileMarks(record);
-      const started: InstanceRecord = { ...record, ...(await this.boot(record, layersDir)), stopped: false };
-      await writeJsonAtomic(join(this.dir(id), 'instance.json'), started);
+      const { agent, ...booted } = await this.boot(record, layersDir, null);
+      const started: InstanceRecord = { ...record, ...booted, stopped: false };
+      await Promise.all([writeJsonAtomic(join(this.dir(id), 'instance.json'), started), this.runtime.adoptAgent(started, agent)]);
       return started;
     } catch (error) {
       await this.halt(record);
@@ -311,6 +324,11 @@ export class Instances {
     await this.stopProcesses(record);
     await this.cgroups.removeSandbox(record.id);
     await this.unmountAll(record.id);
+  }
+
+  /** The oom_score_adj sandbox processes are given: none (they inherit) when the init holds -1000, else above the init's. */
+  execOomScore(record: Pick<InstanceRecord, 'initOomScoreAdj'>): number | null {
+    return record.initOomScoreAdj === INIT_OOM_SCORE_ADJ ? null : EXEC_OOM_SCORE_ADJ;
   }
 
   spawnSpec(
@@ -330,7 +348,7 @@ export class Instances {
       procsFiles: options.procsFiles,
       env: { HOME: '/root', HOSTNAME, ...record.imageConfig.env, ...record.config.env, ...options.env },
       cwd: sandboxPath(options.cwd ?? record.config.workdir),
-      oomScoreAdj: record.initOomScoreAdj === INIT_OOM_SCORE_ADJ ? null : EXEC_OOM_SCORE_ADJ,
+      oomScoreAdj: this.execOomScore(record),
       initPid: record.initPid,
       initStartTime: record.initStartTime,
       command: options.command,

@@ -1,43 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { run, sleep } from './proc.ts';
 
-/** The kernel takes mount options in one page; leave room for upperdir and workdir. */
-const MAX_LOWERDIR_CHARS = 3000;
-
-export interface OverlaySpec {
-  /** Lower dirs, top first; relative entries are resolved against `cwd`. */
-  lower: string[];
-  upper: string;
-  work: string;
-  target: string;
-  /** Directory relative lower dirs are resolved from (the layer store), to keep options short. */
-  cwd: string;
-}
-
-/**
- * Mounts an overlay. `index`, `redirect_dir` and `metacopy` are off so that an upper dir is a
- * plain layer (whiteouts and opaque dirs only) and can become a lower dir of another mount after
- * capture.
- */
-let volatileSupported: boolean | undefined;
-
-export async function mountOverlay(spec: OverlaySpec): Promise<void> {
-  const lowerdir = spec.lower.join(':');
-  if (lowerdir.length > MAX_LOWERDIR_CHARS) throw new Error(`overlay lowerdir too long (${spec.lower.length} layers); squash the image`);
-  const base = `lowerdir=${lowerdir},upperdir=${spec.upper},workdir=${spec.work},index=off,redirect_dir=off,metacopy=off`;
-  // `volatile` (Linux 5.10+) skips the sync of the upper fs on unmount, so a capture does not wait
-  // for the change to reach the disk; durability follows in the background (see captureSetup).
-  let result =
-    volatileSupported === false
-      ? null
-      : await run('mount', ['-t', 'overlay', 'overlay', '-o', `${base},volatile`, spec.target], { cwd: spec.cwd });
-  if (result && result.code === 0) volatileSupported = true;
-  else {
-    if (result && volatileSupported === undefined) volatileSupported = false;
-    result = await run('mount', ['-t', 'overlay', 'overlay', '-o', base, spec.target], { cwd: spec.cwd });
-  }
-  if (result.code !== 0) throw new Error(`mounting the overlay failed: ${result.stderr.trim()}`);
-}
+// Overlays are mounted by sandcast-boot (boot-steps.ts); unmounted here.
 
 /** Unmounts; falls back to a lazy unmount when something still holds the mount. */
 export async function unmount(target: string): Promise<void> {

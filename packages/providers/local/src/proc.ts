@@ -77,6 +77,13 @@ export async function processStartTime(pid: number): Promise<number | null> {
   }
 }
 
+/** A process's pid in its innermost pid namespace (the last `NSpid` field), or null when it is gone. */
+export async function innermostPid(pid: number): Promise<number | null> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const nspids = /^NSpid:\s*([\d\s]+)$/m.exec(status)?.[1]?.trim().split(/\s+/) ?? [];
+  return nspids.length > 1 ? Number(nspids.at(-1)) : null;
+}
+
 export function killQuietly(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
   try {
     process.kill(pid, signal);

@@ -41,11 +41,12 @@ import { forkInstance, thawInterruptedForks } from './fork.ts';
 import { removeTree } from './fs-util.ts';
 import { ImageStore } from './image-store.ts';
 import type { ImageRecord } from './image-types.ts';
-import { type InstanceRecord, Instances } from './instances.ts';
+import { type InstanceRecord, Instances, type RuntimeFiles } from './instances.ts';
 import { ensureLayout, type Layout, layoutOf, newId } from './layout.ts';
 import { createLocalImages, type LocalImageStoreApi } from './local-images.ts';
-import { ensureInitBinary } from './native-init.ts';
+import { agentBinary, ensureBootBinary, ensureInitBinary } from './native-init.ts';
 import { mountsUnder, unmount } from './overlay.ts';
+import type { PhaseSink } from './phases.ts';
 import { processStartTime, run, shellQuote } from './proc.ts';
 import { ptyStream } from './pty.ts';
 import { sandboxCommandLine } from './runtime.ts';
@@ -63,6 +64,8 @@ export interface LocalProviderOptions extends ProviderContext {
    * fork copies the source's files. Default true.
    */
   diskClones?: boolean | undefined;
+  /** Reports the steps of each sandbox start with their wall time (ADR 0034; the local benchmark's `--phases`). */
+  onPhase?: PhaseSink | undefined;
 }
 
 export interface LocalProvider extends SandboxProvider {
@@ -87,18 +90,29 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   // Per data dir, so two installations on one host never reap each other's groups.
   const cgroupName = `sandcast-local-${createHash('sha256').update(layout.root).digest('hex').slice(0, 12)}`;
   const cgroups: Cgroups | null = detectCgroups(cgroupName);
-  // Set by the availability check, which builds the init; nothing starts before it passed.
-  let initBinary: string | null = null;
-  const builtInit = (): string => {
-    if (!initBinary) throw localError('unavailable', 'the sandbox init is not built yet; the availability check builds it');
-    return initBinary;
+  // Set by the availability check, which builds them; nothing starts before it passed.
+  const binaries: Record<'init' | 'boot', string | null> = { init: null, boot: null };
+  const built = (name: 'init' | 'boot') => (): string => {
+    const path = binaries[name];
+    if (!path) throw localError('unavailable', `the sandbox ${name} binary is not built yet; the availability check builds it`);
+    return path;
   };
   const warn = options.onWarning ?? ((message: string) => process.emitWarning(message, { code: 'SANDCAST_LOCAL_RUNTIME' }));
   const disks = new InstanceDisks(layout, { clones: options.diskClones !== false, warn });
+  // Bound below, once the exec plumbing exists (it needs the runtime to be ready first).
+  let adoptAgent: RuntimeFiles['adoptAgent'] = async () => undefined;
+  const runtimeFiles: RuntimeFiles = {
+    seccompPath: layout.seccomp,
+    initBinary: built('init'),
+    bootBinary: built('boot'),
+    // SANDCAST_LOCAL_EXEC_AGENT=off: no agent at start either (read per start, like per exec).
+    agentBinary: async () => (process.env.SANDCAST_LOCAL_EXEC_AGENT === 'off' ? null : agentBinary()),
+    adoptAgent: (record, agent) => adoptAgent(record, agent),
+    warn,
+    phase: options.onPhase,
+  };
   // Null when this machine has no usable cgroups: availability() then says why, and nothing runs.
-  const runtime: Runtime | null = cgroups
-    ? { cgroups, instances: new Instances(layout, cgroups, { seccompPath: layout.seccomp, initBinary: builtInit, warn }, disks) }
-    : null;
+  const runtime: Runtime | null = cgroups ? { cgroups, instances: new Instances(layout, cgroups, runtimeFiles, disks) } : null;
   const background = new Set<Promise<void>>();
   let availability: Promise<Availability> | null = null;
   let ready: Promise<Runtime> | null = null;
@@ -134,9 +148,11 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         available: false,
         reason: 'mkfs.ext4 is missing (each sandbox gets a size-capped disk); install it with `apt-get install e2fsprogs`',
       };
-    const init = await ensureInitBinary();
+    const [init, boot] = await Promise.all([ensureInitBinary(), ensureBootBinary()]);
     if ('error' in init) return { available: false, reason: init.error };
-    initBinary = init.path;
+    if ('error' in boot) return { available: false, reason: boot.error };
+    binaries.init = init.path;
+    binaries.boot = boot.path;
     return { available: true };
   };
 
@@ -248,7 +264,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     return { status: 'missing', detail: `${await instances.initGone(record)}; destroy it and create a new one` };
   };
 
-  const { runIn, startIn, streamFrom, stepFailed, warmAgent, closeAgents, forgetAgent } = createExecPlumbing({ ready: ensureReady });
+  const plumbing = createExecPlumbing({ ready: ensureReady });
+  const { runIn, startIn, streamFrom, stepFailed, closeAgents, forgetAgent } = plumbing;
+  adoptAgent = plumbing.adoptAgent;
 
   const provider: LocalProvider = {
     id: PROVIDER_ID,
@@ -268,7 +286,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         config: request.config,
         template: request.template,
       });
-      warmAgent(record);
+      // A sandbox that reports running has its exec agent ready (its init forked it; ADR 0034).
       return { instanceId: record.id };
     },
 
@@ -398,7 +416,6 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         );
       }
       if (!started) throw localError('not_found', `sandbox ${instanceId} does not exist or its init is gone; create a new one`);
-      warmAgent(started);
     },
 
     async fork(instanceId: string, targets: ForkTarget[]): Promise<CreatedSandbox[]> {

@@ -1,6 +1,8 @@
 import { existsSync, lstatSync, statSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
+import type { PhaseSink } from './phases.ts';
 import { shellQuote } from './proc.ts';
 import { type HostChild, hostSpawn } from './spawner.ts';
 
@@ -35,7 +37,7 @@ export const KEPT_CAPABILITIES = [
 export const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 export const HOSTNAME = 'sandbox';
 
-export interface SandboxProcessSpec {
+interface SandboxProcessSpec {
   rootfs: string;
   network: 'none' | 'host';
   seccompPath: string;
@@ -117,6 +119,10 @@ const HOST_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 
 /** Where the init binary is bound inside: /dev is bwrap's own tmpfs, so nothing lands in the rootfs. */
 const INIT_PATH = '/dev/.sandcast-init';
+/** Where the exec agent's binary is bound inside (ADR 0030), beside the init's. */
+export const AGENT_PATH = '/dev/.sandcast-exec-agent';
+/** The init's descriptors: bwrap's info (3), the seccomp filter (4), the ready report (5), the agent's channel (6). */
+const AGENT_FD = 6;
 const READY_TIMEOUT_MS = 30_000;
 /** The score that keeps the OOM killer off the init: its death ends the whole sandbox. */
 export const INIT_OOM_SCORE_ADJ = -1000;
@@ -128,30 +134,64 @@ export interface StartedInit {
   oomScoreAdj: number;
   /** Why it is not INIT_OOM_SCORE_ADJ, when it is not. */
   oomError: string | null;
+  /** The exec agent the init forked (ADR 0034): the host's end of its control socket and its pid inside; null when none. */
+  agent: BootedAgent | null;
+}
+
+export interface BootedAgent {
+  socket: Socket;
+  innerPid: number;
+}
+
+/** The init keeps the server's oom_score_adj until it asks for its own. */
+export interface InitSpec extends Omit<SandboxProcessSpec, 'oomScoreAdj'> {
+  holdFifo: string;
+  logFile: string;
+  initBinary: string;
+  /** sandcast-boot (native/sandcast-boot.c) and the steps it runs before bwrap: the disk and overlay mounts. */
+  boot: { binary: string; steps: string[] };
+  /** The exec agent's binary, for the init to fork; null: no agent at start. */
+  agentBinary: string | null;
+  /** Reports the start's three stretches (ADR 0034): the host process spawned, bwrap cloned the sandbox, the init ready. */
+  phase?: PhaseSink | undefined;
 }
 
 /**
  * Starts the sandbox's pid 1: sandcast-init (native/sandcast-init.c), a reaper that blocks on a
- * FIFO only the host can write. bwrap runs it `--as-pid-1`, so no other process of bwrap's sits
- * in the sandbox. It is detached: sandboxes outlive the server process. Resolves when the init
+ * FIFO only the host can write. One host process does the whole host side: the shell prologue
+ * joins the cgroups, then sandcast-boot mounts what the steps say (the disk, the overlays; ADR
+ * 0034) and execs bwrap, which runs the init `--as-pid-1`, so no other process of bwrap's sits
+ * in the sandbox. The init forks the exec agent first thing, over a socket only the host and the
+ * agent hold. It is detached: sandboxes outlive the server process. Resolves when the init
  * reports ready — after bwrap finished setting up (hostname, mounts) — never before, so no exec
  * can join half-built namespaces.
  */
-export async function startInit(
-  spec: SandboxProcessSpec & { holdFifo: string; logFile: string; initBinary: string },
-): Promise<StartedInit> {
+export async function startInit(spec: InitSpec): Promise<StartedInit> {
   const bwrap = ['bwrap', '--unshare-pid', '--as-pid-1', '--unshare-uts', '--unshare-ipc', '--unshare-cgroup', '--hostname', HOSTNAME];
   if (spec.network === 'none') bwrap.push('--unshare-net');
   bwrap.push('--new-session', '--info-fd', '3', ...commonArgs(spec), '--ro-bind', spec.initBinary, INIT_PATH);
+  if (spec.agentBinary) bwrap.push('--ro-bind', spec.agentBinary, AGENT_PATH);
   bwrap.push(INIT_PATH, String(INIT_OOM_SCORE_ADJ), '5');
-  const script = `${prologue(spec)}; exec ${bwrap.map(shellQuote).join(' ')} 4<${shellQuote(spec.seccompPath)} 0<>${shellQuote(spec.holdFifo)}`;
+  if (spec.agentBinary) bwrap.push(AGENT_PATH, String(AGENT_FD));
+  // The prologue an exec's shell runs (umask, cgroups; the init keeps the server's oom_score_adj), then the mounts.
+  const boot = ['umask', '022', ...spec.procsFiles.flatMap((file) => ['cgroup', file]), ...spec.boot.steps];
+  boot.push('open', '4', spec.seccompPath, 'stdin', spec.holdFifo);
+  if (spec.agentBinary) boot.push('agent', String(AGENT_FD));
   const log = { path: spec.logFile, flags: 'a' };
-  const child = await hostSpawn('/bin/sh', ['-c', script], {
+  let mark = performance.now();
+  const lap = (name: string) => {
+    const now = performance.now();
+    spec.phase?.(name, now - mark);
+    mark = now;
+  };
+  const child = await hostSpawn(spec.boot.binary, [...boot, '--', ...bwrap], {
     detached: true,
     env: HOST_ENV,
-    stdio: ['ignore', log, log, 'pipe', 'ignore', 'pipe'],
+    stdio: ['ignore', log, log, 'pipe', 'ignore', 'pipe', spec.agentBinary ? 'pipe' : 'ignore'],
   });
-  return new Promise((resolve, reject) => {
+  const agentSocket = child.stdio[AGENT_FD] ?? null;
+  lap('init: spawn');
+  return new Promise<StartedInit>((resolve, reject) => {
     // bwrap writes more than the pid to the info fd: the pipe is drained to its end, never closed
     // early (a closed pipe killed bwrap with SIGPIPE before it had let the sandbox start).
     const info = child.stdio[3];
@@ -175,25 +215,42 @@ export async function startInit(
       ready.destroy();
       info.unref?.();
       child.unref();
-      if (error) return reject(error);
+      if (error) return void lastWords(spec.logFile).then((words) => reject(words ? new Error(`${error.message}: ${words}`) : error));
       const pid = Number(/"child-pid"\s*:\s*(\d+)/.exec(infoText)?.[1]);
-      const oom = /^ready oom_score_adj=(-?\d+) errno=(\d+)/.exec(readyText);
+      const oom = /^ready oom_score_adj=(-?\d+) errno=(\d+)(?: agent=(\d+))?\n/.exec(readyText);
       if (!pid || !oom)
-        return reject(new Error(`the sandbox init did not report itself (${JSON.stringify(readyText)}); see ${spec.logFile}`));
-      void verifyOomScore(pid, Number(oom[1]), Number(oom[2])).then((result) => resolve({ initPid: pid, ...result }), reject);
+        return reject(
+          new Error(`the sandbox init did not report itself (${JSON.stringify(readyText.slice(0, 200))}); see ${spec.logFile}`),
+        );
+      const innerPid = Number(oom[3] ?? 0);
+      const agent = agentSocket && innerPid > 0 ? { socket: agentSocket, innerPid } : null;
+      if (!agent) agentSocket?.destroy();
+      void verifyOomScore(pid, Number(oom[1]), Number(oom[2])).then((result) => resolve({ initPid: pid, ...result, agent }), reject);
     };
     info.on('data', (chunk: Buffer) => {
+      if (!infoText) lap('init: mounts → clone');
       infoText += chunk.toString('utf8');
     });
     info.on('error', () => undefined);
     ready.on('data', (chunk: Buffer) => {
       readyText += chunk.toString('utf8');
-      if (readyText.includes('\n')) finish(null);
+      if (!readyText.includes('\n')) return;
+      lap('init: setup → ready');
+      finish(null);
     });
     ready.on('error', () => undefined);
     child.on('error', (error) => finish(error));
     child.on('exit', (code) => finish(new Error(`the sandbox init exited (${code}) before it was ready; see ${spec.logFile}`)));
+  }).catch((error: unknown) => {
+    agentSocket?.destroy();
+    throw error;
   });
+}
+
+/** The last line of the init's log (what sandcast-boot or bwrap said when a start failed), bounded. */
+async function lastWords(logFile: string): Promise<string> {
+  const text = await readFile(logFile, 'utf8').catch(() => '');
+  return (text.trim().split('\n').at(-1) ?? '').slice(0, 500);
 }
 
 /**
