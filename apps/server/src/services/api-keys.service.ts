@@ -17,7 +17,7 @@ const generateApiKey = (): string => `sc_${randomBytes(32).toString('base64url')
  * server takes effect on its next request; one through another server sharing the database, within
  * this long.
  */
-export const AUTH_CACHE_MS = 1000;
+const AUTH_CACHE_MS = 1000;
 /** Keys kept in memory at most; the oldest goes first. */
 const AUTH_CACHE_ENTRIES = 10_000;
 
