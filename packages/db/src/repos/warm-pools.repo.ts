@@ -1,7 +1,9 @@
 import type { Sandbox } from '@sandcast/core';
 import { and, asc, eq, ne, sql } from 'drizzle-orm';
+import type { WithSubquery } from 'drizzle-orm/subquery';
 import type { Db } from '../connect.ts';
-import { sandboxes, warmPools } from '../schema.ts';
+import { activity, sandboxes, customImageTemplates as templates, warmPools } from '../schema.ts';
+import { activityValues, type NewActivity } from './activity.repo.ts';
 import { toSandbox } from './sandboxes.repo.ts';
 
 /** What a claim must still find true at the moment it takes a member. */
@@ -16,6 +18,10 @@ export interface PoolClaim {
   /** Who the claimed sandbox belongs to from now on. */
   owner: { createdByRole: string; createdByKeyId: string | null; sessionId: string | null; bindingName: string | null };
   at: Date;
+  /** The `sandbox.created` row to write with the claim (its subject is the claimed sandbox), or none. */
+  activity?: Omit<NewActivity, 'subjectId'> | undefined;
+  /** Marks the image the member boots from as used now (a claim counted as a use of it). */
+  touchImage?: boolean | undefined;
 }
 
 export interface WarmPoolRecord {
@@ -52,8 +58,14 @@ export function createWarmPoolsRepo(db: Db) {
       return rows.flatMap((r) => (r.environmentId ? [r.environmentId] : []));
     },
 
+    /**
+     * The claim, in one statement: the compare-and-set on the member, and with it (data-modifying
+     * CTEs, so all or nothing without a transaction around them) the `sandbox.created` row naming
+     * the claimed sandbox and the image's last-used touch.
+     */
     async claim(claim: PoolClaim): Promise<Sandbox | null> {
       const activeSeen = claim.active ? `${claim.active.id} ${claim.active.linkedFingerprint}` : null;
+      const touch = claim.touchImage === true && claim.imageId !== null;
       const candidate = sql`(
         SELECT s.id FROM sandboxes s
         WHERE s.pooled AND s.environment_id = ${claim.environmentId}
@@ -64,23 +76,56 @@ export function createWarmPoolsRepo(db: Db) {
         LIMIT 1
         FOR UPDATE SKIP LOCKED
       )`;
+      // The image row is locked for the touch's update when there is one: two claims that both
+      // held it FOR SHARE and then both updated it would deadlock. Either lock makes a rollback,
+      // capture, disable or relink wait for the claim (and a claim wait for them, then re-read).
+      const imageLock = touch ? sql`FOR NO KEY UPDATE` : sql`FOR SHARE`;
       const current = sql`EXISTS (
         SELECT 1 FROM environments e WHERE e.id = ${claim.environmentId} AND e.current_revision_id = ${claim.revisionId} FOR SHARE
       ) AND (
         SELECT t.id || ' ' || t.linked_fingerprint FROM environment_custom_image_templates t
-        WHERE t.environment_id = ${claim.environmentId} AND t.status = 'active' FOR SHARE
+        WHERE t.environment_id = ${claim.environmentId} AND t.status = 'active' ${imageLock}
       ) IS NOT DISTINCT FROM ${activeSeen}::text`;
+      const claimed = db.$with('claimed').as(
+        db
+          .update(sandboxes)
+          .set({
+            pooled: false,
+            source: 'warm_pool',
+            ...claim.owner,
+            lastActivityAt: claim.at,
+            updatedAt: claim.at,
+          })
+          .where(and(sql`${sandboxes.id} = ${candidate}`, eq(sandboxes.pooled, true), current))
+          .returning(),
+      );
+      const ctes: WithSubquery[] = [claimed];
+      if (claim.activity) {
+        // Its shape is the activity repository's (activityValues); the subject is the claimed row.
+        const row = activityValues({ ...claim.activity, subjectId: null });
+        ctes.push(
+          db.$with('act', { id: sql<string>`id` }).as(sql`
+            INSERT INTO activity (id, action, actor_role, actor_key_id, subject_type, subject_id, details)
+            SELECT ${row.id}, ${row.action}, ${row.actorRole}, ${row.actorKeyId}::text, ${row.subjectType}, claimed.id,
+              ${JSON.stringify(row.details)}::jsonb
+            FROM claimed
+            RETURNING id`),
+        );
+      }
+      if (touch) {
+        ctes.push(
+          db.$with('used').as(
+            db
+              .update(templates)
+              .set({ lastUsedAt: sql`now()` })
+              .where(and(eq(templates.id, claim.imageId!), sql`EXISTS (SELECT 1 FROM claimed)`)),
+          ),
+        );
+      }
       const rows = await db
-        .update(sandboxes)
-        .set({
-          pooled: false,
-          source: 'warm_pool',
-          ...claim.owner,
-          lastActivityAt: claim.at,
-          updatedAt: claim.at,
-        })
-        .where(and(sql`${sandboxes.id} = ${candidate}`, eq(sandboxes.pooled, true), current))
-        .returning();
+        .with(...ctes)
+        .select()
+        .from(claimed);
       return rows[0] ? toSandbox(rows[0]) : null;
     },
 
