@@ -2,7 +2,7 @@ import type { Sandbox } from '@sandcast/core';
 import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import type { WithSubquery } from 'drizzle-orm/subquery';
 import type { Db } from '../connect.ts';
-import { activity, sandboxes, customImageTemplates as templates, warmPools } from '../schema.ts';
+import { sandboxes, customImageTemplates as templates, warmPools } from '../schema.ts';
 import { activityValues, type NewActivity } from './activity.repo.ts';
 import { toSandbox } from './sandboxes.repo.ts';
 
