@@ -14,10 +14,10 @@ export type {
 } from './checkpoints/types.ts';
 export type { Clock } from './clock.ts';
 export { createMovableClock } from './clock.ts';
-export { CLAIM_TARGET_CACHE_MS } from './services/warm-pools.service.ts';
 export type { ServerConfig } from './config.ts';
 export { loadConfig } from './config.ts';
 export type { Reconciler } from './reconcilers/reconciler.ts';
 export { createReconciler } from './reconcilers/reconciler.ts';
 export type { RunningServer, StartOptions } from './server.ts';
 export { startServer } from './server.ts';
+export { CLAIM_TARGET_CACHE_MS } from './services/warm-pools.service.ts';
