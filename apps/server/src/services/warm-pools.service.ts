@@ -79,7 +79,10 @@ export function createWarmPoolsService(deps: {
     // Independent reads, side by side (the active image is looked up by the environment's id alone).
     const [ctx, active] = await Promise.all([deps.loadEnvironment(environmentId), store.repos.templates.active(environmentId)]);
     const target = { ctx, active, image: active && imageMatches(active, ctx) ? active : null };
-    if (epoch === began) targets.set(environmentId, { target, until: performance.now() + CLAIM_TARGET_CACHE_MS });
+    const now = performance.now();
+    // Expired entries go (a context holds the environment's decrypted config).
+    for (const [id, kept] of targets) if (kept.until <= now) targets.delete(id);
+    if (epoch === began) targets.set(environmentId, { target, until: now + CLAIM_TARGET_CACHE_MS });
     return target;
   };
 
