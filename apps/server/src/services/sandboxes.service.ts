@@ -277,7 +277,8 @@ export function createSandboxesService(deps: {
     const recent = pools.recentTarget(environmentId);
     if (!recent || recent.ctx.bootRefusal !== null) return { recent: null, claimed: null };
     const wanted = plan ?? planOf(recent);
-    return { recent, claimed: poolServes(wanted, recent) ? await claimFor(wanted, recent, actor, options) : null };
+    if (!poolServes(wanted, recent)) return { recent: null, claimed: null };
+    return { recent, claimed: await claimFor(wanted, recent, actor, options) };
   };
 
   const create = async (environmentId: string, actor: Principal, options: { countAsUse: boolean; activity: boolean; claim: boolean }) => {
