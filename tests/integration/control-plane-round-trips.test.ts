@@ -115,6 +115,40 @@ for (const database of testDatabases()) {
       expect(exec.statements).toEqual(['select sessions', 'select sandboxes', 'update sandboxes']);
     });
 
+    it("a session start that claims links its primary sandbox in the claim's one statement", async () => {
+      const env = await t.client.environments.create({
+        name: 'round-trips-session-pool',
+        provider: 'fake',
+        config: {},
+        spec: { warmPool: { size: 1 } },
+      });
+      await t.server.reconciler.runOnce();
+      await t.server.reconciler.settled();
+      const agent = await t.client.agents.create({
+        name: 'round-trips-pool',
+        sandboxPolicy: { mode: 'fixed', default: 'main', bindings: { main: { environmentRevisionId: env.currentRevision.id } } },
+      });
+      await t.server.services.sandboxes.pools.bootTarget(env.id);
+      let primary: string | null = null;
+      const start = await sent(async () => {
+        primary = (await t.client.sessions.start({ agentId: agent.id })).primarySandboxId;
+      });
+      expect((await t.server.store.repos.sandboxes.get(primary!))!.source).toBe('warm_pool');
+      // The session's own transaction (its row, the pin's plan, the room check, `session.started`),
+      // then the claim with its activity row and the session's link in one statement (no boot-target
+      // reads before it, no transaction around it), then the answer's read of the session.
+      expect(start.statements).toEqual([
+        'select agents',
+        'insert sessions',
+        'select environment_revisions',
+        'select environment_custom_image_templates',
+        'select sandboxes',
+        'insert activity',
+        'with update sandboxes, insert activity, update sessions',
+        'select sessions',
+      ]);
+    });
+
     it('a cold create reads the environment and its image side by side, then inserts and records the instance', async () => {
       const env = await t.client.environments.create({ name: 'round-trips-cold', provider: 'fake', config: {} });
       const cold = await sent(() => t.client.sandboxes.create({ environmentId: env.id }));

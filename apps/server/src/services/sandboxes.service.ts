@@ -190,13 +190,14 @@ export function createSandboxesService(deps: {
   type SupplyOptions = {
     countAsUse: boolean;
     activity: boolean;
-    onInserted?: ((repos: Repositories, sandbox: Sandbox) => Promise<void>) | undefined;
+    /** The session whose primary sandbox this one becomes (with the claim, or with the insert). */
+    primaryOfSession?: string | undefined;
   };
 
   /**
    * A member of the pool for the plan, or null: one statement (ADR 0035) — the claim, its
-   * `sandbox.created` row and the image's touch — inside a transaction only when the caller
-   * records something beside it. The statement itself checks that the target is still current.
+   * `sandbox.created` row, the image's touch and a session's primary link. The statement itself
+   * checks that the target is still current.
    */
   const claimFor = async (plan: SandboxPlan, target: BootTarget, actor: Principal, options: SupplyOptions) => {
     const owner = { actor, sessionId: plan.sessionId, bindingName: plan.bindingName };
@@ -217,15 +218,11 @@ export function createSandboxesService(deps: {
           },
         })
       : undefined;
-    const claim = (repos: Repositories) => pools.claim(target, owner, { repos, activity, touchImage: options.countAsUse });
-    const onInserted = options.onInserted;
-    const claimed = onInserted
-      ? await store.transaction(async (repos) => {
-          const taken = await claim(repos);
-          if (taken) await onInserted(repos, taken);
-          return taken;
-        })
-      : await claim(store.repos);
+    const claimed = await pools.claim(target, owner, {
+      activity,
+      touchImage: options.countAsUse,
+      primaryOfSession: options.primaryOfSession,
+    });
     if (claimed) pools.claimed(plan.environmentId);
     return claimed;
   };
@@ -252,7 +249,12 @@ export function createSandboxesService(deps: {
       if (claimed) return claimed;
     }
     await requireRoom(store.repos, maxSandboxes, 1);
-    return provisionSandbox(deps, plan, actor, options);
+    const session = options.primaryOfSession;
+    // A cold boot links the session in the insert's transaction.
+    const onInserted = session
+      ? async (repos: Repositories, made: Sandbox) => void (await repos.sessions.setPrimarySandbox(session, made.id))
+      : undefined;
+    return provisionSandbox(deps, plan, actor, { ...options, onInserted });
   };
 
   const planOf = (target: BootTarget): SandboxPlan => ({
@@ -313,13 +315,10 @@ export function createSandboxesService(deps: {
 
     /**
      * A session's primary sandbox from its pinned plan: claimed from the pool when the pin is
-     * exactly the pool's, else booted cold.
+     * exactly the pool's, else booted cold; `primaryOfSession` is linked to it in the claim's
+     * statement or the insert's transaction.
      */
-    async provision(
-      plan: SandboxPlan,
-      actor: Principal,
-      options: { onInserted?: ((repos: Repositories, sandbox: Sandbox) => Promise<void>) | undefined },
-    ): Promise<Sandbox> {
+    async provision(plan: SandboxPlan, actor: Principal, options: { primaryOfSession?: string | undefined }): Promise<Sandbox> {
       const supplyOptions = { countAsUse: true, activity: true, ...options };
       const first = await claimRecent(plan, plan.environmentId, actor, supplyOptions);
       if (first.claimed) return first.claimed;

@@ -1,5 +1,5 @@
 import type { CustomImageTemplate, Principal, Sandbox } from '@sandcast/core';
-import type { NewActivity, Repositories, Store } from '@sandcast/db';
+import type { NewActivity, Store } from '@sandcast/db';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, systemClock } from '../clock.ts';
 import type { BootSourceChanges } from './boot-source-changes.ts';
@@ -195,22 +195,21 @@ export function createWarmPoolsService(deps: {
     },
 
     /**
-     * Takes a ready member for `owner`, or null: one statement (in `options.repos`' transaction
-     * when given) that writes `options.activity` (subject: the claimed sandbox) and touches the
-     * image when `options.touchImage`, only when it takes one. Only a member of exactly the
+     * Takes a ready member for `owner`, or null: one statement that writes `options.activity` (subject: the claimed sandbox), touches the image
+     * when `options.touchImage` and links `options.primaryOfSession`, only when it takes one. Only a member of exactly the
      * target's revision and image, while they are still the environment's.
      */
     async claim(
       target: BootTarget,
       owner: { actor: Principal; sessionId: string | null; bindingName: string | null },
       options: {
-        repos?: Repositories | undefined;
         activity?: Omit<NewActivity, 'subjectId'> | undefined;
         touchImage?: boolean | undefined;
+        /** A session whose primary sandbox the claimed one becomes, in the same statement. */
+        primaryOfSession?: string | undefined;
       } = {},
     ): Promise<Sandbox | null> {
-      const repos = options.repos ?? store.repos;
-      const claimed = await repos.warmPools.claim({
+      const claimed = await store.repos.warmPools.claim({
         environmentId: target.ctx.environment.id,
         revisionId: target.ctx.environment.currentRevision.id,
         imageId: target.image?.id ?? null,
@@ -224,6 +223,7 @@ export function createWarmPoolsService(deps: {
         at: clock.now(),
         activity: options.activity,
         touchImage: options.touchImage,
+        primaryOfSession: options.primaryOfSession,
       });
       return claimed;
     },

@@ -22,6 +22,8 @@ export interface PoolClaim {
   activity?: Omit<NewActivity, 'subjectId'> | undefined;
   /** Marks the image the member boots from as used now (a claim counted as a use of it). */
   touchImage?: boolean | undefined;
+  /** Makes the claimed sandbox this session's primary sandbox. */
+  primaryOfSession?: string | undefined;
 }
 
 export interface WarmPoolRecord {
@@ -61,7 +63,7 @@ export function createWarmPoolsRepo(db: Db) {
     /**
      * The claim, in one statement: the compare-and-set on the member, and with it (data-modifying
      * CTEs, so all or nothing without a transaction around them) the `sandbox.created` row naming
-     * the claimed sandbox and the image's last-used touch.
+     * the claimed sandbox, the image's last-used touch and a session's link to its primary sandbox.
      */
     async claim(claim: PoolClaim): Promise<Sandbox | null> {
       const activeSeen = claim.active ? `${claim.active.id} ${claim.active.linkedFingerprint}` : null;
@@ -120,6 +122,13 @@ export function createWarmPoolsRepo(db: Db) {
               .set({ lastUsedAt: sql`now()` })
               .where(and(eq(templates.id, claim.imageId!), sql`EXISTS (SELECT 1 FROM claimed)`)),
           ),
+        );
+      }
+      if (claim.primaryOfSession !== undefined) {
+        ctes.push(
+          db.$with('primary', { id: sql<string>`id` }).as(sql`
+            UPDATE sessions SET primary_sandbox_id = claimed.id FROM claimed WHERE sessions.id = ${claim.primaryOfSession}
+            RETURNING sessions.id`),
         );
       }
       const rows = await db
