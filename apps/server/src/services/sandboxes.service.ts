@@ -270,8 +270,9 @@ export function createSandboxesService(deps: {
   });
 
   /**
-   * A claim against the target read for the last claim, when there is one under a second old:
-   * no read before the claim statement, which checks the target itself. A refusal (nothing
+   * A claim against the environment's target as kept from a fresh read under a second ago (by a
+   * create, a fill, the pool page): no read before the claim statement, which checks the target
+   * itself. A refusal (nothing
    * ready, or the target no longer current) returns null and the caller reads the target afresh:
    * a cold boot is never planned from the kept one.
    */

@@ -195,8 +195,9 @@ export function createWarmPoolsService(deps: {
     },
 
     /**
-     * Takes a ready member for `owner`, or null: one statement that writes `options.activity` (subject: the claimed sandbox), touches the image
-     * when `options.touchImage` and links `options.primaryOfSession`, only when it takes one. Only a member of exactly the
+     * Takes a ready member for `owner`, or null: one statement that, only when it takes one,
+     * writes `options.activity` (subject: the claimed sandbox), touches the image when
+     * `options.touchImage` and links `options.primaryOfSession`. Only a member of exactly the
      * target's revision and image, while they are still the environment's.
      */
     async claim(
