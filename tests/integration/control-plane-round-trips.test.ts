@@ -1,5 +1,6 @@
 import { createStore, type Database } from '@sandcast/db';
 import { testDatabases } from '@sandcast/db/testing';
+import { CLAIM_TARGET_CACHE_MS } from '@sandcast/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enableEnvironments, startTestServer, type TestServer } from './support/harness.ts';
 
@@ -14,8 +15,18 @@ const FRAME = /^\s*(begin|commit|rollback|savepoint|release)\b/i;
 /** The settings row: read at most once a second per server, so not part of a request's pinned list. */
 const SETTINGS = /from "instance_settings"/;
 
-/** `insert into "activity"`, `update "sandboxes"`, `select … from "environments"`: the statement's verb and table. */
+/**
+ * `insert into "activity"`, `update "sandboxes"`, `select … from "environments"`: the statement's
+ * verb and table; a statement of data-modifying CTEs lists each write, `with update sandboxes,
+ * insert activity`.
+ */
 function shape(sql: string): string {
+  if (/^\s*with\b/i.test(sql)) {
+    const writes = [...sql.matchAll(/\bas \(\s*(update|insert into) "?(\w+)"?/gi)].map(
+      (m) => `${m[1]!.toLowerCase().replace(' into', '')} ${m[2]}`,
+    );
+    return `with ${writes.join(', ')}`;
+  }
   const verb = /^\s*(\w+)/.exec(sql)?.[1]?.toLowerCase() ?? '?';
   const table = (verb === 'select' ? / from "(\w+)"/ : /^\s*(?:insert into|update|delete from) "(\w+)"/i).exec(sql)?.[1] ?? '?';
   return `${verb} ${table}`;
@@ -115,6 +126,40 @@ for (const database of testDatabases()) {
       expect(again.statements).toEqual(['select sessions', 'select sandboxes']);
     });
 
+    it("a session start that claims links its primary sandbox in the claim's one statement", async () => {
+      const env = await t.client.environments.create({
+        name: 'round-trips-session-pool',
+        provider: 'fake',
+        config: {},
+        spec: { warmPool: { size: 1 } },
+      });
+      await t.server.reconciler.runOnce();
+      await t.server.reconciler.settled();
+      const agent = await t.client.agents.create({
+        name: 'round-trips-pool',
+        sandboxPolicy: { mode: 'fixed', default: 'main', bindings: { main: { environmentRevisionId: env.currentRevision.id } } },
+      });
+      await t.server.services.sandboxes.pools.bootTarget(env.id);
+      let primary: string | null = null;
+      const start = await sent(async () => {
+        primary = (await t.client.sessions.start({ agentId: agent.id })).primarySandboxId;
+      });
+      expect((await t.server.store.repos.sandboxes.get(primary!))!.source).toBe('warm_pool');
+      // The session's own transaction (its row, the pin's plan, the room check, `session.started`),
+      // then the claim with its activity row and the session's link in one statement (no boot-target
+      // reads before it, no transaction around it), then the answer's read of the session.
+      expect(start.statements).toEqual([
+        'select agents',
+        'insert sessions',
+        'select environment_revisions',
+        'select environment_custom_image_templates',
+        'select sandboxes',
+        'insert activity',
+        'with update sandboxes, insert activity, update sessions',
+        'select sessions',
+      ]);
+    });
+
     it('a cold create reads the environment and its image side by side, then inserts and records the instance', async () => {
       const env = await t.client.environments.create({ name: 'round-trips-cold', provider: 'fake', config: {} });
       const cold = await sent(() => t.client.sandboxes.create({ environmentId: env.id }));
@@ -127,34 +172,49 @@ for (const database of testDatabases()) {
       ]);
     });
 
-    it('a claim is the boot-source reads and the claim transaction; nothing after it, the refill comes later', async () => {
+    it('a claim is one statement — the claim, its activity row, the image touch — after a boot-source read under a second old; nothing after it, the refill comes later', async () => {
       const env = await t.client.environments.create({
         name: 'round-trips-pool',
         provider: 'fake',
         config: {},
         spec: { warmPool: { size: 2 } },
       });
+      // An image, so the claim touches it too.
+      const { session } = await t.client.customImages.startSetup(env.id);
+      await t.client.customImages.finish(session.id);
       await t.server.reconciler.runOnce();
       await t.server.reconciler.runOnce();
+      await t.server.reconciler.settled();
       expect(await t.server.store.repos.warmPools.members(env.id)).toHaveLength(2);
-      let claimedId = '';
-      const claim = await sent(async () => {
+      const pools = t.server.services.sandboxes.pools;
+      const claimOne = async () => {
         const claimed = await t.client.sandboxes.create({ environmentId: env.id });
         expect(claimed.source).toBe('warm_pool');
-        claimedId = claimed.id;
-      });
-      // No converge, inspect or bootstrap of the member: it ran them when the pool made it.
-      expect(claim.statements).toEqual([
+        return claimed.id;
+      };
+      // No boot target read in the last second (none kept): the reads, then the one statement.
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_TARGET_CACHE_MS + 50));
+      const first = await sent(claimOne);
+      expect(first.statements).toEqual([
         'select environments',
         'select environment_custom_image_templates',
-        'update sandboxes',
-        'insert activity',
+        'with update sandboxes, insert activity, update environment_custom_image_templates',
       ]);
+      // A target read just before (by the last request, a fill or the pool page): the statement alone.
+      await pools.bootTarget(env.id);
+      let claimedId = '';
+      const claim = await sent(async () => {
+        claimedId = await claimOne();
+      });
+      // No converge, inspect or bootstrap of the member: it ran them when the pool made it.
+      expect(claim.statements).toEqual(['with update sandboxes, insert activity, update environment_custom_image_templates']);
       // The claim touched the member's activity: its first exec needs no statement (ADR 0033).
       const exec = await sent(() => t.client.sandboxes.exec(claimedId, { command: ['true'] }));
       expect(exec.statements).toEqual([]);
-      // The refill after the claim still comes, without a reconciler pass.
+      // The refill after the claims still comes, without a reconciler pass.
       await expect.poll(async () => (await t.server.store.repos.warmPools.members(env.id)).length, { timeout: 10_000 }).toBe(2);
+      // The image was counted as used, by the claim's own statement.
+      expect((await t.server.store.repos.templates.active(env.id))!.lastUsedAt).not.toBeNull();
     });
   });
 }

@@ -185,6 +185,33 @@ for (const database of testDatabases()) {
       await pass();
     });
 
+    it('a kept boot target made stale by another server: the claim takes nothing, the target is read afresh, the cold boot is of the new revision', async () => {
+      const { client } = t;
+      const env = await client.environments.create({ name: 'stale-kept', provider: 'fake', config: {}, spec: { warmPool: { size: 2 } } });
+      await pass();
+      const pools = t.server.services.sandboxes.pools;
+      // Read by the last request (or fill) under a second ago: the next claim uses it without a read.
+      await pools.bootTarget(env.id);
+      expect(pools.recentTarget(env.id)?.ctx.environment.currentRevision.id).toBe(env.currentRevision.id);
+      // Another server sharing the database makes a new revision; this one is told nothing.
+      const stored = (await t.server.store.repos.environments.get(env.id))!;
+      const edited = await t.server.store.repos.environments.update(env.id, {
+        spec: { ...stored.spec, bootstrap: ['true'] },
+        expectedRevisionId: env.currentRevision.id,
+      });
+      const next = edited!.environment.currentRevision.id;
+      const created = await client.sandboxes.create({ environmentId: env.id });
+      expect(created).toMatchObject({ source: 'cold', environmentRevisionId: next });
+      // The members of the old revision are all still pooled: the claim against the kept target took none.
+      expect((await members(env.id)).filter((m) => m.environmentRevisionId === env.currentRevision.id)).toHaveLength(2);
+      // The fresh read is kept now; an edit through this server drops it.
+      expect(pools.recentTarget(env.id)?.ctx.environment.currentRevision.id).toBe(next);
+      await client.environments.update(env.id, { spec: { warmPool: { size: 0 } } });
+      expect(pools.recentTarget(env.id)).toBeNull();
+      await pass();
+      await deleteAll();
+    });
+
     it('a refill that listed a member just before a claim took it leaves the claimed sandbox alone', async () => {
       const { client } = t;
       const env = await client.environments.create({ name: 'claimed-mid-fill', provider: 'fake', config: {} });

@@ -51,6 +51,7 @@ import type { ProviderRegistry } from './providers/provider-registry.ts';
 import { createAgentsService } from './services/agents.service.ts';
 import { createApiKeysService } from './services/api-keys.service.ts';
 import { createBaseImagesService } from './services/base-images.service.ts';
+import { createBootSourceChanges } from './services/boot-source-changes.ts';
 import { createBridgeUpstreamsService } from './services/bridge-upstreams.service.ts';
 import { createConnectionsService } from './services/connections.service.ts';
 import { createCustomImagesService } from './services/custom-images/custom-images.service.ts';
@@ -247,7 +248,12 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger, metrics: Metrics,
     mode: deps.config.deploymentMode,
     allowHostNetwork: (await settings.get()).security.allowHostNetwork,
   });
-  const environments = createEnvironmentsService({ store, providers, secrets: deps.secrets, policy });
+  // What an environment boots from changed here: the claim's boot-target cache forgets it (ADR 0035).
+  const bootSources = createBootSourceChanges();
+  const bootSourceChanged = (environmentId: string) => bootSources.changed(environmentId);
+  // A settings change can move the boot policy of every environment.
+  settings.onUpdated(() => bootSources.changed(null));
+  const environments = createEnvironmentsService({ store, providers, secrets: deps.secrets, policy, bootSourceChanged });
   const loadEnvironment = createEnvironmentContextLoader({ environments, providers, policy });
   const events = new SetupEvents();
   const sshEndpoint: SshEndpoint = { address: null };
@@ -286,6 +292,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger, metrics: Metrics,
     execOutputMaxBytes: deps.config.execOutputMaxBytes,
     closePorts: (sessionId) => ports.closeAllOf({ kind: 'setup', id: sessionId }),
     egress,
+    bootSourceChanged,
   });
   const terminalTokens = createTerminalTokensService({ store, setupSessions, clock: deps.clock });
   const apiKeys = createApiKeysService({ store });
@@ -335,6 +342,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger, metrics: Metrics,
     recovery,
     bridgeEnv: (sandboxId) => bridges.env(sandboxId),
     egress,
+    bootSources,
   });
   const sessions = createSessionsService({
     store,
@@ -369,7 +377,7 @@ function createServices(deps: AppDeps, log: FastifyBaseLogger, metrics: Metrics,
     sshCredentials,
     terminalTokens,
     terminalHub,
-    customImages: createCustomImagesService({ store, loadEnvironment, setupSessions, log }),
+    customImages: createCustomImagesService({ store, loadEnvironment, setupSessions, log, bootSourceChanged }),
     sandboxes,
     agents: createAgentsService({ store }),
     sessions,

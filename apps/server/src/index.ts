@@ -20,3 +20,4 @@ export type { Reconciler } from './reconcilers/reconciler.ts';
 export { createReconciler } from './reconcilers/reconciler.ts';
 export type { RunningServer, StartOptions } from './server.ts';
 export { startServer } from './server.ts';
+export { CLAIM_TARGET_CACHE_MS } from './services/warm-pools.service.ts';

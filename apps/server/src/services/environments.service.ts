@@ -69,12 +69,15 @@ export function createEnvironmentsService({
   providers,
   secrets,
   policy,
+  bootSourceChanged,
 }: {
   store: Store;
   providers: ProviderRegistry;
   secrets: SecretBox;
   /** What the instance lets a config ask for (host network, sandbox paths). */
   policy: () => Promise<EnvironmentPolicy>;
+  /** Told after a change to what an environment boots from commits (boot-target caches drop it). */
+  bootSourceChanged?: ((environmentId: string) => void) | undefined;
 }) {
   const requireProvider = (id: string): RegisteredProvider => {
     const registered = providers.get(id);
@@ -286,6 +289,7 @@ export function createEnvironmentsService({
           }
           return { ...updated, customImageReconciliation };
         });
+        bootSourceChanged?.(id);
         return result;
       } catch (error) {
         if (isUniqueViolation(error, 'environments_name_key')) throw duplicateName(input.name ?? '');
@@ -308,6 +312,7 @@ export function createEnvironmentsService({
           details: { name: current.name },
         });
       });
+      bootSourceChanged?.(id);
       return current;
     },
 

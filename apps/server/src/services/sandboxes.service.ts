@@ -6,7 +6,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, systemClock } from '../clock.ts';
 import type { EgressHooks } from '../egress/egress.service.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
-import { recordActivity } from './activity.service.ts';
+import { activityEntry, recordActivity } from './activity.service.ts';
+import type { BootSourceChanges } from './boot-source-changes.ts';
 import { type EnvironmentContextLoader, requireBootable, requireRegisteredProvider } from './environment-context.ts';
 import { requireRoom } from './sandbox-capacity.ts';
 import { forkSandbox } from './sandbox-fork.ts';
@@ -47,6 +48,8 @@ export function createSandboxesService(deps: {
   egress?: EgressHooks | undefined;
   /** The instance's cap on sandboxes holding compute, pool members included (SANDCAST_MAX_SANDBOXES); default none. */
   maxSandboxes?: number | null | undefined;
+  /** In-process notices of boot-source changes (the claim's cached boot targets forget them). */
+  bootSources?: BootSourceChanges | undefined;
 }) {
   const { store, lifecycle } = deps;
   /** A bridged sandbox's commands learn SANDCAST_BRIDGE_URL and SANDCAST_BRIDGE_TOKEN (their own env wins). */
@@ -210,70 +213,109 @@ export function createSandboxesService(deps: {
     return requireSandbox(session.primarySandboxId);
   };
 
+  type SupplyOptions = {
+    countAsUse: boolean;
+    activity: boolean;
+    /** The session whose primary sandbox this one becomes (with the claim, or with the insert). */
+    primaryOfSession?: string | undefined;
+  };
+
+  /**
+   * A member of the pool for the plan, or null: one statement (ADR 0035) — the claim, its
+   * `sandbox.created` row, the image's touch and a session's primary link. The statement itself
+   * checks that the target is still current.
+   */
+  const claimFor = async (plan: SandboxPlan, target: BootTarget, actor: Principal, options: SupplyOptions) => {
+    const owner = { actor, sessionId: plan.sessionId, bindingName: plan.bindingName };
+    const activity = options.activity
+      ? activityEntry({
+          action: 'sandbox.created',
+          actor,
+          subjectType: 'sandbox',
+          subjectId: null,
+          details: {
+            environmentId: plan.environmentId,
+            revision: plan.revision.number,
+            // The member's own: the claim takes only one of the target's image.
+            imageId: target.image?.id ?? null,
+            sessionId: plan.sessionId,
+            bindingName: plan.bindingName,
+            source: 'warm_pool',
+          },
+        })
+      : undefined;
+    const claimed = await pools.claim(target, owner, {
+      activity,
+      touchImage: options.countAsUse,
+      primaryOfSession: options.primaryOfSession,
+    });
+    if (claimed) pools.claimed(plan.environmentId);
+    return claimed;
+  };
+
+  /** What a claim against the target compares: equal keys, the same statement. */
+  const claimKey = (t: BootTarget) =>
+    `${t.ctx.environment.currentRevision.id} ${t.image?.id ?? ''} ${t.active ? `${t.active.id} ${t.active.linkedFingerprint}` : ''}`;
+
   /**
    * A sandbox from a plan: claimed from the environment's warm pool when the plan is exactly what
    * the pool holds (the head revision and its image, the revision's own spec, no overrides — the
-   * member already ran that bootstrap), else booted cold once the limit leaves room.
+   * member already ran that bootstrap), else booted cold once the limit leaves room. `tried`: a
+   * target a claim was just refused against (the same claim is not sent again).
    */
   const supply = async (
     plan: SandboxPlan,
     target: BootTarget | null,
     actor: Principal,
-    options: {
-      countAsUse: boolean;
-      activity: boolean;
-      onInserted?: ((repos: Repositories, sandbox: Sandbox) => Promise<void>) | undefined;
-    },
+    options: SupplyOptions,
+    tried: BootTarget | null = null,
   ): Promise<Sandbox> => {
-    if (target && poolServes(plan, target)) {
-      const claimed = await store.transaction(async (repos) => {
-        const taken = await pools.claim(target, { actor, sessionId: plan.sessionId, bindingName: plan.bindingName }, repos);
-        if (!taken) return null;
-        if (options.activity) {
-          await recordActivity(repos, {
-            action: 'sandbox.created',
-            actor,
-            subjectType: 'sandbox',
-            subjectId: taken.id,
-            details: {
-              environmentId: plan.environmentId,
-              revision: plan.revision.number,
-              imageId: taken.imageId,
-              sessionId: plan.sessionId,
-              bindingName: plan.bindingName,
-              source: 'warm_pool',
-            },
-          });
-        }
-        await options.onInserted?.(repos, taken);
-        return taken;
-      });
-      if (claimed) {
-        pools.claimed(plan.environmentId);
-        if (claimed.imageId && options.countAsUse) await store.repos.templates.touchLastUsed(claimed.imageId);
-        return claimed;
-      }
+    if (target && poolServes(plan, target) && (!tried || claimKey(tried) !== claimKey(target))) {
+      const claimed = await claimFor(plan, target, actor, options);
+      if (claimed) return claimed;
     }
     await requireRoom(store.repos, maxSandboxes, 1);
-    return provisionSandbox(deps, plan, actor, options);
+    const session = options.primaryOfSession;
+    // A cold boot links the session in the insert's transaction.
+    const onInserted = session
+      ? async (repos: Repositories, made: Sandbox) => void (await repos.sessions.setPrimarySandbox(session, made.id))
+      : undefined;
+    return provisionSandbox(deps, plan, actor, { ...options, onInserted });
+  };
+
+  const planOf = (target: BootTarget): SandboxPlan => ({
+    environmentId: target.ctx.environment.id,
+    revision: target.ctx.environment.currentRevision,
+    registered: target.ctx.registered,
+    config: target.ctx.environment.config,
+    spec: target.ctx.environment.spec,
+    configOverrides: {},
+    image: target.image,
+    sessionId: null,
+    bindingName: null,
+  });
+
+  /**
+   * A claim against the environment's target as kept from a fresh read under a second ago (by a
+   * create, a fill, the pool page): no read before the claim statement, which checks the target
+   * itself. A refusal (nothing
+   * ready, or the target no longer current) returns null and the caller reads the target afresh:
+   * a cold boot is never planned from the kept one.
+   */
+  const claimRecent = async (plan: SandboxPlan | null, environmentId: string, actor: Principal, options: SupplyOptions) => {
+    const recent = pools.recentTarget(environmentId);
+    if (!recent || recent.ctx.bootRefusal !== null) return { recent: null, claimed: null };
+    const wanted = plan ?? planOf(recent);
+    if (!poolServes(wanted, recent)) return { recent: null, claimed: null };
+    return { recent, claimed: await claimFor(wanted, recent, actor, options) };
   };
 
   const create = async (environmentId: string, actor: Principal, options: { countAsUse: boolean; activity: boolean; claim: boolean }) => {
+    const first = options.claim ? await claimRecent(null, environmentId, actor, options) : { recent: null, claimed: null };
+    if (first.claimed) return first.claimed;
     const target = await pools.bootTarget(environmentId);
-    const { ctx } = target;
-    requireBootable(ctx);
-    const plan: SandboxPlan = {
-      environmentId,
-      revision: ctx.environment.currentRevision,
-      registered: ctx.registered,
-      config: ctx.environment.config,
-      spec: ctx.environment.spec,
-      configOverrides: {},
-      image: target.image,
-      sessionId: null,
-      bindingName: null,
-    };
-    return supply(plan, options.claim ? target : null, actor, options);
+    requireBootable(target.ctx);
+    return supply(planOf(target), options.claim ? target : null, actor, options, first.recent);
   };
 
   /**
@@ -300,15 +342,15 @@ export function createSandboxesService(deps: {
 
     /**
      * A session's primary sandbox from its pinned plan: claimed from the pool when the pin is
-     * exactly the pool's, else booted cold.
+     * exactly the pool's, else booted cold; `primaryOfSession` is linked to it in the claim's
+     * statement or the insert's transaction.
      */
-    async provision(
-      plan: SandboxPlan,
-      actor: Principal,
-      options: { onInserted?: ((repos: Repositories, sandbox: Sandbox) => Promise<void>) | undefined },
-    ): Promise<Sandbox> {
+    async provision(plan: SandboxPlan, actor: Principal, options: { primaryOfSession?: string | undefined }): Promise<Sandbox> {
+      const supplyOptions = { countAsUse: true, activity: true, ...options };
+      const first = await claimRecent(plan, plan.environmentId, actor, supplyOptions);
+      if (first.claimed) return first.claimed;
       const target = await pools.bootTarget(plan.environmentId).catch(() => null);
-      return supply(plan, target, actor, { countAsUse: true, activity: true, ...options });
+      return supply(plan, target, actor, supplyOptions, first.recent);
     },
 
     /** Refuses before a session is made when its cold sandbox would not fit (a claim needs no room). */

@@ -1,12 +1,20 @@
 import type { CustomImageTemplate, Principal, Sandbox } from '@sandcast/core';
-import type { Repositories, Store } from '@sandcast/db';
+import type { NewActivity, Store } from '@sandcast/db';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, systemClock } from '../clock.ts';
+import type { BootSourceChanges } from './boot-source-changes.ts';
 import { imageMatches } from './custom-images/image-link.ts';
 import type { EnvironmentContext, EnvironmentContextLoader } from './environment-context.ts';
 import { roomFor } from './sandbox-capacity.ts';
 import type { SandboxLifecycle } from './sandbox-lifecycle.ts';
 import { provisionSandbox, type SandboxPlan } from './sessions/primary-sandbox.ts';
+
+/**
+ * How long a boot target read for a claim is reused for the next claims of that environment. The
+ * claim statement re-checks the revision and image itself, so a stale entry can only make a claim
+ * take nothing; the caller then reads the target fresh before it boots cold (ADR 0035).
+ */
+export const CLAIM_TARGET_CACHE_MS = 1000;
 
 /** Pool members are made and removed in the system's name. */
 const POOL_ACTOR: Principal = { role: 'admin', keyId: null };
@@ -47,16 +55,35 @@ export function createWarmPoolsService(deps: {
   clock?: Clock | undefined;
   /** The instance's cap on sandboxes holding compute, pool members included; null for none. */
   maxSandboxes: number | null;
+  /** In-process notices of boot-source changes: the claim's cached targets forget them. */
+  bootSources?: BootSourceChanges | undefined;
 }) {
   const { store } = deps;
   const clock = deps.clock ?? systemClock;
   const filling = new Map<string, Promise<void>>();
   const claimListeners = new Set<(environmentId: string) => void>();
 
+  // The last fresh read of each environment's target, for claims only; real time, not the policy clock.
+  const targets = new Map<string, { target: BootTarget; until: number }>();
+  // Bumped by every change notice: a read that began before one is not kept.
+  let epoch = 0;
+  deps.bootSources?.onChanged((environmentId) => {
+    epoch++;
+    if (environmentId === null) targets.clear();
+    else targets.delete(environmentId);
+  });
+
+  /** What the environment boots from now: always read fresh (and kept for the claims that follow). */
   const bootTarget = async (environmentId: string): Promise<BootTarget> => {
+    const began = epoch;
     // Independent reads, side by side (the active image is looked up by the environment's id alone).
     const [ctx, active] = await Promise.all([deps.loadEnvironment(environmentId), store.repos.templates.active(environmentId)]);
-    return { ctx, active, image: active && imageMatches(active, ctx) ? active : null };
+    const target = { ctx, active, image: active && imageMatches(active, ctx) ? active : null };
+    const now = performance.now();
+    // Expired entries go (a context holds the environment's decrypted config).
+    for (const [id, kept] of targets) if (kept.until <= now) targets.delete(id);
+    if (epoch === began) targets.set(environmentId, { target, until: now + CLAIM_TARGET_CACHE_MS });
+    return target;
   };
 
   /** Whether a member was built from what the environment boots now and is young enough to hand out. */
@@ -156,15 +183,34 @@ export function createWarmPoolsService(deps: {
     bootTarget,
 
     /**
-     * Takes a ready member for `owner` (in `repos`' transaction when given), or null. Only a member
-     * of exactly the target's revision and image, while they are still the environment's.
+     * The target read at most CLAIM_TARGET_CACHE_MS ago, or null. For a claim attempt only: never
+     * plan a cold boot from it (the claim statement checks it; nothing else does).
+     */
+    recentTarget(environmentId: string): BootTarget | null {
+      const kept = targets.get(environmentId);
+      if (!kept) return null;
+      if (kept.until > performance.now()) return kept.target;
+      targets.delete(environmentId);
+      return null;
+    },
+
+    /**
+     * Takes a ready member for `owner`, or null: one statement that, only when it takes one,
+     * writes `options.activity` (subject: the claimed sandbox), touches the image when
+     * `options.touchImage` and links `options.primaryOfSession`. Only a member of exactly the
+     * target's revision and image, while they are still the environment's.
      */
     async claim(
       target: BootTarget,
       owner: { actor: Principal; sessionId: string | null; bindingName: string | null },
-      repos: Repositories = store.repos,
+      options: {
+        activity?: Omit<NewActivity, 'subjectId'> | undefined;
+        touchImage?: boolean | undefined;
+        /** A session whose primary sandbox the claimed one becomes, in the same statement. */
+        primaryOfSession?: string | undefined;
+      } = {},
     ): Promise<Sandbox | null> {
-      const claimed = await repos.warmPools.claim({
+      const claimed = await store.repos.warmPools.claim({
         environmentId: target.ctx.environment.id,
         revisionId: target.ctx.environment.currentRevision.id,
         imageId: target.image?.id ?? null,
@@ -176,6 +222,9 @@ export function createWarmPoolsService(deps: {
           bindingName: owner.bindingName,
         },
         at: clock.now(),
+        activity: options.activity,
+        touchImage: options.touchImage,
+        primaryOfSession: options.primaryOfSession,
       });
       return claimed;
     },

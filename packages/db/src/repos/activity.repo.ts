@@ -17,22 +17,24 @@ export interface ActivityRecord extends NewActivity {
   createdAt: string;
 }
 
+/** The row an entry is stored as, with a new id: the one mapping of an entry onto the table. */
+export function activityValues(entry: NewActivity) {
+  return {
+    id: newId('act'),
+    action: entry.action,
+    actorRole: entry.actor.role,
+    actorKeyId: entry.actor.keyId,
+    subjectType: entry.subjectType,
+    subjectId: entry.subjectId,
+    details: entry.details,
+  };
+}
+
 /** The append-only activity log. */
 export function createActivityRepo(db: Db) {
   return {
     async insert(entry: NewActivity): Promise<ActivityRecord> {
-      const [row] = await db
-        .insert(activity)
-        .values({
-          id: newId('act'),
-          action: entry.action,
-          actorRole: entry.actor.role,
-          actorKeyId: entry.actor.keyId,
-          subjectType: entry.subjectType,
-          subjectId: entry.subjectId,
-          details: entry.details,
-        })
-        .returning();
+      const [row] = await db.insert(activity).values(activityValues(entry)).returning();
       return { ...entry, id: row!.id, createdAt: row!.createdAt.toISOString() };
     },
     /** Newest first. */

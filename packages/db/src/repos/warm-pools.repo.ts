@@ -1,8 +1,10 @@
 import type { Sandbox } from '@sandcast/core';
 import { and, asc, eq, ne, sql } from 'drizzle-orm';
+import type { WithSubquery } from 'drizzle-orm/subquery';
 import type { Db } from '../connect.ts';
 import { NO_RUNNING_SANDBOXES, type RunningSandboxes } from '../running-sandboxes.ts';
-import { sandboxes, warmPools } from '../schema.ts';
+import { sandboxes, customImageTemplates as templates, warmPools } from '../schema.ts';
+import { activityValues, type NewActivity } from './activity.repo.ts';
 import { toSandbox } from './sandboxes.repo.ts';
 
 /** What a claim must still find true at the moment it takes a member. */
@@ -17,6 +19,12 @@ export interface PoolClaim {
   /** Who the claimed sandbox belongs to from now on. */
   owner: { createdByRole: string; createdByKeyId: string | null; sessionId: string | null; bindingName: string | null };
   at: Date;
+  /** The `sandbox.created` row to write with the claim (its subject is the claimed sandbox), or none. */
+  activity?: Omit<NewActivity, 'subjectId'> | undefined;
+  /** Marks the image the member boots from as used now (a claim counted as a use of it). */
+  touchImage?: boolean | undefined;
+  /** Makes the claimed sandbox this session's primary sandbox. */
+  primaryOfSession?: string | undefined;
 }
 
 export interface WarmPoolRecord {
@@ -53,8 +61,14 @@ export function createWarmPoolsRepo(db: Db, running: RunningSandboxes = NO_RUNNI
       return rows.flatMap((r) => (r.environmentId ? [r.environmentId] : []));
     },
 
+    /**
+     * The claim, in one statement: the compare-and-set on the member, and with it (data-modifying
+     * CTEs, so all or nothing without a transaction around them) the `sandbox.created` row naming
+     * the claimed sandbox, the image's last-used touch and a session's link to its primary sandbox.
+     */
     async claim(claim: PoolClaim): Promise<Sandbox | null> {
       const activeSeen = claim.active ? `${claim.active.id} ${claim.active.linkedFingerprint}` : null;
+      const touch = claim.touchImage === true && claim.imageId !== null;
       const candidate = sql`(
         SELECT s.id FROM sandboxes s
         WHERE s.pooled AND s.environment_id = ${claim.environmentId}
@@ -65,23 +79,63 @@ export function createWarmPoolsRepo(db: Db, running: RunningSandboxes = NO_RUNNI
         LIMIT 1
         FOR UPDATE SKIP LOCKED
       )`;
+      // The image row is locked for the touch's update when there is one: two claims that both
+      // held it FOR SHARE and then both updated it would deadlock. Either lock makes a rollback,
+      // capture, disable or relink wait for the claim (and a claim wait for them, then re-read).
+      const imageLock = touch ? sql`FOR NO KEY UPDATE` : sql`FOR SHARE`;
       const current = sql`EXISTS (
         SELECT 1 FROM environments e WHERE e.id = ${claim.environmentId} AND e.current_revision_id = ${claim.revisionId} FOR SHARE
       ) AND (
         SELECT t.id || ' ' || t.linked_fingerprint FROM environment_custom_image_templates t
-        WHERE t.environment_id = ${claim.environmentId} AND t.status = 'active' FOR SHARE
+        WHERE t.environment_id = ${claim.environmentId} AND t.status = 'active' ${imageLock}
       ) IS NOT DISTINCT FROM ${activeSeen}::text`;
+      const claimed = db.$with('claimed').as(
+        db
+          .update(sandboxes)
+          .set({
+            pooled: false,
+            source: 'warm_pool',
+            ...claim.owner,
+            lastActivityAt: claim.at,
+            updatedAt: claim.at,
+          })
+          .where(and(sql`${sandboxes.id} = ${candidate}`, eq(sandboxes.pooled, true), current))
+          .returning(),
+      );
+      const ctes: WithSubquery[] = [claimed];
+      if (claim.activity) {
+        // Its shape is the activity repository's (activityValues); the subject is the claimed row.
+        const row = activityValues({ ...claim.activity, subjectId: null });
+        ctes.push(
+          db.$with('act', { id: sql<string>`id` }).as(sql`
+            INSERT INTO activity (id, action, actor_role, actor_key_id, subject_type, subject_id, details)
+            SELECT ${row.id}, ${row.action}, ${row.actorRole}, ${row.actorKeyId}::text, ${row.subjectType}, claimed.id,
+              ${JSON.stringify(row.details)}::jsonb
+            FROM claimed
+            RETURNING id`),
+        );
+      }
+      if (touch) {
+        ctes.push(
+          db.$with('used').as(
+            db
+              .update(templates)
+              .set({ lastUsedAt: sql`now()` })
+              .where(and(eq(templates.id, claim.imageId!), sql`EXISTS (SELECT 1 FROM claimed)`)),
+          ),
+        );
+      }
+      if (claim.primaryOfSession !== undefined) {
+        ctes.push(
+          db.$with('primary', { id: sql<string>`id` }).as(sql`
+            UPDATE sessions SET primary_sandbox_id = claimed.id FROM claimed WHERE sessions.id = ${claim.primaryOfSession}
+            RETURNING sessions.id`),
+        );
+      }
       const rows = await db
-        .update(sandboxes)
-        .set({
-          pooled: false,
-          source: 'warm_pool',
-          ...claim.owner,
-          lastActivityAt: claim.at,
-          updatedAt: claim.at,
-        })
-        .where(and(sql`${sandboxes.id} = ${candidate}`, eq(sandboxes.pooled, true), current))
-        .returning();
+        .with(...ctes)
+        .select()
+        .from(claimed);
       if (!rows[0]) return null;
       // The claim touched its activity: the claimer's first command needs no statement of its own.
       const sandbox = toSandbox(rows[0]);

@@ -34,6 +34,8 @@ export function createCustomImagesService(deps: {
   loadEnvironment: EnvironmentContextLoader;
   setupSessions: SetupSessionsService;
   log: FastifyBaseLogger;
+  /** Told after a change to what an environment boots from commits (boot-target caches drop it). */
+  bootSourceChanged?: ((environmentId: string) => void) | undefined;
 }) {
   const { store } = deps;
 
@@ -57,7 +59,7 @@ export function createCustomImagesService(deps: {
 
     async rollback(environmentId: string, actor: Principal) {
       await deps.loadEnvironment(environmentId);
-      return store.transaction(async (repos) => {
+      const rolledBack = await store.transaction(async (repos) => {
         const active = await repos.templates.active(environmentId);
         if (!active) throw noActive();
         const previous = await repos.templates.supersededBy(active.id);
@@ -76,6 +78,8 @@ export function createCustomImagesService(deps: {
         });
         return { activeTemplate: restored, supersededTemplate: demoted };
       });
+      deps.bootSourceChanged?.(environmentId);
+      return rolledBack;
     },
 
     async disable(environmentId: string, options: { deleteProviderTemplate: boolean }, actor: Principal) {
@@ -94,6 +98,7 @@ export function createCustomImagesService(deps: {
         });
         return next;
       });
+      deps.bootSourceChanged?.(environmentId);
       let providerTemplateDeleted = false;
       let providerTemplateNote: string | undefined;
       if (options.deleteProviderTemplate) {
@@ -135,7 +140,7 @@ export function createCustomImagesService(deps: {
           { classification, driftedPaths },
         );
       }
-      return store.transaction(async (repos) => {
+      const result = await store.transaction(async (repos) => {
         const relinked = await repos.templates.relink(active.id, {
           revisionId: ctx.environment.currentRevision.id,
           fingerprint: ctx.fingerprint,
@@ -151,6 +156,8 @@ export function createCustomImagesService(deps: {
         });
         return { template: relinked, classification };
       });
+      deps.bootSourceChanged?.(environmentId);
+      return result;
     },
   };
 }

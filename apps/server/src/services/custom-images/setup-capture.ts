@@ -33,6 +33,8 @@ export interface CaptureDeps {
    * Given the session as it ended (or as it was, when recording the end failed).
    */
   close(session: SetupSession): Promise<void>;
+  /** Told after a change to what an environment boots from commits (boot-target caches drop it). */
+  bootSourceChanged?: ((environmentId: string) => void) | undefined;
 }
 
 /**
@@ -118,6 +120,7 @@ export async function captureAndPromote(
         return { session: next, template };
       });
       ended = promoted.session;
+      deps.bootSourceChanged?.(session.environmentId);
       return promoted;
     } catch (error) {
       deps.log.error({ err: error, sessionId: session.id }, 'promoting a captured image failed; deleting the artefact');

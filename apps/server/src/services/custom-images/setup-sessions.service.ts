@@ -48,6 +48,8 @@ export interface SetupSessionsDeps {
   closePorts?: ((sessionId: string) => Promise<void>) | undefined;
   /** Gives the setup sandbox the egress proxy its environment's containment calls for. */
   egress?: EgressHooks | undefined;
+  /** Told after a change to what an environment boots from commits (boot-target caches drop it). */
+  bootSourceChanged?: ((environmentId: string) => void) | undefined;
 }
 
 export type SetupSessionsService = ReturnType<typeof createSetupSessionsService>;
@@ -324,7 +326,7 @@ export function createSetupSessionsService(deps: SetupSessionsDeps) {
         events.ended(sessionId, 'setup_finished');
       };
       return captureAndPromote(
-        { store, log, clock, progress, close },
+        { store, log, clock, progress, close, bootSourceChanged: deps.bootSourceChanged },
         { session: { ...capturing, providerLeaseId: session.providerLeaseId }, provider, bootSource, metadata: input.metadata, actor },
       );
     },

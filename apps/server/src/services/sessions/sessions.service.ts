@@ -137,11 +137,7 @@ export function createSessionsService(deps: {
       });
       if (!session.plan) return session.session;
       try {
-        const sandbox = await deps.sandboxes.provision(session.plan, actor, {
-          onInserted: async (repos, sandbox) => {
-            await repos.sessions.setPrimarySandbox(session.session.id, sandbox.id);
-          },
-        });
+        const sandbox = await deps.sandboxes.provision(session.plan, actor, { primaryOfSession: session.session.id });
         if (deps.bridges && sandbox.status === 'running' && sandbox.providerInstanceId) {
           // In the background: the session's commands wait for it to settle (their env names it).
           const target = { sandboxId: sandbox.id, sessionId: session.session.id, principal: actor, providerId: sandbox.provider };
