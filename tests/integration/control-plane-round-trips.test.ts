@@ -160,16 +160,21 @@ for (const database of testDatabases()) {
       ]);
     });
 
-    it('a cold create reads the environment and its image side by side, then inserts and records the instance', async () => {
+    it('a cold create reads the environment and its image side by side, inserts the row with its activity in one statement, and records the instance', async () => {
       const env = await t.client.environments.create({ name: 'round-trips-cold', provider: 'fake', config: {} });
-      const cold = await sent(() => t.client.sandboxes.create({ environmentId: env.id }));
+      let sandboxId = '';
+      const cold = await sent(async () => {
+        sandboxId = (await t.client.sandboxes.create({ environmentId: env.id })).id;
+      });
       expect(cold.statements).toEqual([
         'select environments',
         'select environment_custom_image_templates',
-        'insert sandboxes',
-        'insert activity',
+        'with insert sandboxes, insert activity',
         'update sandboxes',
       ]);
+      // The activity row names the new sandbox, as the transaction wrote it before.
+      const [created] = await t.client.activity({ action: 'sandbox.created', limit: 1 });
+      expect(created).toMatchObject({ subjectType: 'sandbox', subjectId: sandboxId, details: { environmentId: env.id } });
     });
 
     it('a claim is one statement — the claim, its activity row, the image touch — after a boot-source read under a second old; nothing after it, the refill comes later', async () => {

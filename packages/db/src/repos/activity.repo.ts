@@ -1,4 +1,4 @@
-import { desc, eq } from 'drizzle-orm';
+import { desc, eq, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
 import { activity } from '../schema.ts';
@@ -28,6 +28,21 @@ export function activityValues(entry: NewActivity) {
     subjectId: entry.subjectId,
     details: entry.details,
   };
+}
+
+/**
+ * The activity row of `entry` whose subject is the row a data-modifying CTE named `source` wrote
+ * (`WITH source AS (… RETURNING id)`), as the body of a further CTE: a change and its record in one
+ * statement, written only when the change wrote a row.
+ */
+export function activityFrom(source: 'claimed' | 'inserted', entry: Omit<NewActivity, 'subjectId'>): SQL {
+  const row = activityValues({ ...entry, subjectId: null });
+  return sql`
+    INSERT INTO activity (id, action, actor_role, actor_key_id, subject_type, subject_id, details)
+    SELECT ${row.id}, ${row.action}, ${row.actorRole}, ${row.actorKeyId}::text, ${row.subjectType}, ${sql.identifier(source)}.id,
+      ${JSON.stringify(row.details)}::jsonb
+    FROM ${sql.identifier(source)}
+    RETURNING id`;
 }
 
 /** The append-only activity log. */

@@ -8,11 +8,12 @@ import {
   sandboxMachine,
   withSpecDefaults,
 } from '@sandcast/core';
-import { and, count, desc, eq, inArray, isNotNull, ne, notInArray } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNotNull, ne, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { newId } from '../ids.ts';
 import { NO_RUNNING_SANDBOXES, type RunningSandboxes } from '../running-sandboxes.ts';
 import { sandboxes, sessions } from '../schema.ts';
+import { activityFrom, type NewActivity } from './activity.repo.ts';
 
 type Row = typeof sandboxes.$inferSelect;
 
@@ -94,18 +95,26 @@ export function createSandboxesRepo(db: Db, running: RunningSandboxes = NO_RUNNI
   };
 
   return {
-    async insert(input: NewSandbox): Promise<Sandbox> {
-      const [row] = await db
-        .insert(sandboxes)
-        .values({
-          id: newId('sbx'),
-          desiredStatus: 'ready',
-          status: 'starting',
-          ...input,
-          spec: { ...(input.spec ?? {}) },
-          configOverrides: input.configOverrides ?? {},
-        })
-        .returning();
+    /**
+     * A new sandbox row; with `activity`, its record (the subject is the new row) is written by the
+     * same statement, so the two need no transaction around them.
+     */
+    async insert(input: NewSandbox, activity?: Omit<NewActivity, 'subjectId'>): Promise<Sandbox> {
+      const values = {
+        id: newId('sbx'),
+        desiredStatus: 'ready' as const,
+        status: 'starting' as const,
+        ...input,
+        spec: { ...(input.spec ?? {}) },
+        configOverrides: input.configOverrides ?? {},
+      };
+      if (!activity) {
+        const [row] = await db.insert(sandboxes).values(values).returning();
+        return toSandbox(row!);
+      }
+      const inserted = db.$with('inserted').as(db.insert(sandboxes).values(values).returning());
+      const recorded = db.$with('act', { id: sql<string>`id` }).as(activityFrom('inserted', activity));
+      const [row] = await db.with(inserted, recorded).select().from(inserted);
       return toSandbox(row!);
     },
     async get(id: string): Promise<Sandbox | null> {

@@ -4,7 +4,7 @@ import type { WithSubquery } from 'drizzle-orm/subquery';
 import type { Db } from '../connect.ts';
 import { NO_RUNNING_SANDBOXES, type RunningSandboxes } from '../running-sandboxes.ts';
 import { sandboxes, customImageTemplates as templates, warmPools } from '../schema.ts';
-import { activityValues, type NewActivity } from './activity.repo.ts';
+import { activityFrom, type NewActivity } from './activity.repo.ts';
 import { toSandbox } from './sandboxes.repo.ts';
 
 /** What a claim must still find true at the moment it takes a member. */
@@ -104,16 +104,8 @@ export function createWarmPoolsRepo(db: Db, running: RunningSandboxes = NO_RUNNI
       );
       const ctes: WithSubquery[] = [claimed];
       if (claim.activity) {
-        // Its shape is the activity repository's (activityValues); the subject is the claimed row.
-        const row = activityValues({ ...claim.activity, subjectId: null });
-        ctes.push(
-          db.$with('act', { id: sql<string>`id` }).as(sql`
-            INSERT INTO activity (id, action, actor_role, actor_key_id, subject_type, subject_id, details)
-            SELECT ${row.id}, ${row.action}, ${row.actorRole}, ${row.actorKeyId}::text, ${row.subjectType}, claimed.id,
-              ${JSON.stringify(row.details)}::jsonb
-            FROM claimed
-            RETURNING id`),
-        );
+        // Its shape is the activity repository's; the subject is the claimed row.
+        ctes.push(db.$with('act', { id: sql<string>`id` }).as(activityFrom('claimed', claim.activity)));
       }
       if (touch) {
         ctes.push(

@@ -14,7 +14,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ensureWorkspace } from '../../checkpoints/workspace-dir.ts';
 import type { EgressHooks } from '../../egress/egress.service.ts';
 import type { RegisteredProvider } from '../../providers/provider-registry.ts';
-import { recordActivity } from '../activity.service.ts';
+import { activityEntry } from '../activity.service.ts';
 import { bootSourceFor, fingerprintOf } from '../boot-source.ts';
 import { imageMatches } from '../custom-images/image-link.ts';
 import { templateRefOf } from '../custom-images/template-ref.ts';
@@ -119,28 +119,27 @@ export async function provisionSandbox(
 ): Promise<Sandbox> {
   const { store } = deps;
   const { image } = plan;
-  const sandbox = await store.transaction(async (repos) => {
-    const inserted = await repos.sandboxes.insert({
-      environmentId: plan.environmentId,
-      environmentRevisionId: plan.revision.id,
-      imageId: image?.id ?? null,
-      provider: plan.registered.provider.id,
-      spec: plan.spec,
-      sessionId: plan.sessionId,
-      bindingName: plan.bindingName,
-      logicalId: plan.fleet?.logicalId ?? null,
-      reservation: plan.fleet?.reservation ?? null,
-      configOverrides: plan.configOverrides,
-      createdByRole: actor.role,
-      createdByKeyId: actor.keyId,
-      pooled: options.pooled ?? false,
-    });
-    if (options.activity) {
-      await recordActivity(repos, {
+  const row = {
+    environmentId: plan.environmentId,
+    environmentRevisionId: plan.revision.id,
+    imageId: image?.id ?? null,
+    provider: plan.registered.provider.id,
+    spec: plan.spec,
+    sessionId: plan.sessionId,
+    bindingName: plan.bindingName,
+    logicalId: plan.fleet?.logicalId ?? null,
+    reservation: plan.fleet?.reservation ?? null,
+    configOverrides: plan.configOverrides,
+    createdByRole: actor.role,
+    createdByKeyId: actor.keyId,
+    pooled: options.pooled ?? false,
+  };
+  const record = options.activity
+    ? activityEntry({
         action: 'sandbox.created',
         actor,
         subjectType: 'sandbox',
-        subjectId: inserted.id,
+        subjectId: null,
         details: {
           environmentId: plan.environmentId,
           revision: plan.revision.number,
@@ -150,11 +149,17 @@ export async function provisionSandbox(
           ...(plan.fleet ? { logicalId: plan.fleet.logicalId } : {}),
           configOverrides: Object.keys(plan.configOverrides),
         },
-      });
-    }
-    await options.onInserted?.(repos, inserted);
-    return inserted;
-  });
+      })
+    : undefined;
+  // The row and its activity are one statement; a caller that records more beside them gets a transaction.
+  const onInserted = options.onInserted;
+  const sandbox = onInserted
+    ? await store.transaction(async (repos) => {
+        const inserted = await repos.sandboxes.insert(row, record);
+        await onInserted(repos, inserted);
+        return inserted;
+      })
+    : await store.repos.sandboxes.insert(row, record);
   let instanceId: string;
   try {
     const created = await plan.registered.provider.create({
