@@ -83,6 +83,9 @@ async function commandExists(name: string): Promise<boolean> {
 }
 
 /** The `local` provider: bubblewrap sandboxes over overlayfs image layers (ARCHITECTURE §5). */
+/** What a file write's failure may say (its stderr), at most. */
+const WRITE_STDERR_BYTES = 64 * 1024;
+
 export function createLocalProvider(options: LocalProviderOptions): LocalProvider {
   const layout: Layout = layoutOf(options.dataDir);
   const maxLayers = Math.max(2, options.maxLayers ?? 16);
@@ -355,8 +358,10 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const record = await liveRecord(instanceId);
       const mode = (writeOptions?.mode ?? 0o644).toString(8);
       const script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && chmod "$2" "$1"';
-      const result = await runIn(record, { command: ['/bin/sh', '-c', script, 'sh', path, mode], stdin: data });
-      if (result.exitCode !== 0) throw await stepFailed(record, result.stderr, `writing ${path} failed`);
+      // An exec like any other (through the exec agent when it runs): nothing but its stderr is read.
+      const command = ['/bin/sh', '-c', script, 'sh', path, mode];
+      const result = await collectExecOutput(await startIn(record, { command, stdin: data }), { maxOutputBytes: WRITE_STDERR_BYTES });
+      if (result.exitCode !== 0) throw await stepFailed(record, Buffer.from(result.stderr), `writing ${path} failed`);
     },
 
     // The overlay mounted at the instance's rootfs is what the sandbox sees as `/`.
