@@ -18,7 +18,7 @@ export interface ActivityRecord extends NewActivity {
 }
 
 /** The row an entry is stored as, with a new id: the one mapping of an entry onto the table. */
-export function activityValues(entry: NewActivity) {
+function activityValues(entry: NewActivity) {
   return {
     id: newId('act'),
     action: entry.action,
