@@ -65,6 +65,10 @@ export function createComputeAccess(deps: {
     }
   };
 
+  /** Lost, or a checkpointed sandbox whose compute is being replaced (its generation moved past the first). */
+  const inRecovery = (sandbox: Sandbox) =>
+    sandbox.status === 'lost' || (sandbox.spec.durability === 'checkpointed' && sandbox.status === 'starting' && sandbox.generation > 1);
+
   const notRunning = (sandbox: Sandbox) => {
     const next = sandbox.status === 'stopped' ? '; start it first' : '';
     return new SandcastError('conflict', `sandbox ${sandbox.id} is ${sandbox.status}; commands run only in a running sandbox${next}`, {
@@ -85,7 +89,7 @@ export function createComputeAccess(deps: {
         status: sandbox.status,
       });
     }
-    if (sandbox.status === 'lost' && isProviderError(error)) return sandbox;
+    if (inRecovery(sandbox) && isProviderError(error)) return sandbox;
     throw notRunning(sandbox);
   };
 
@@ -113,8 +117,7 @@ export function createComputeAccess(deps: {
     if (!sandbox) {
       sandbox = await requireSandbox(id);
       requireUser(sandbox, actor, 'run commands in');
-      const recoverable = sandbox.spec.durability === 'checkpointed';
-      if (sandbox.status === 'lost' || (recoverable && sandbox.status === 'starting' && sandbox.generation > 1)) {
+      if (inRecovery(sandbox)) {
         recovered = await recoverOrRefuse(sandbox, sandbox.failureReason ?? 'the provider no longer has it', actor);
         sandbox = await requireSandbox(id);
       }
@@ -128,7 +131,9 @@ export function createComputeAccess(deps: {
       // The remembered row may be up to a second old when another server changed it: the
       // failure is judged against the row as it is now, as if the statement had run.
       if (remembered) sandbox = await currentRunning(sandbox, error);
-      if (recovered || !(await computeGone(sandbox, error))) throw error;
+      // Found lost, or another server already recovering it: the operation joins that recovery.
+      const joining = remembered && inRecovery(sandbox);
+      if (recovered || (!joining && !(await computeGone(sandbox, error)))) throw error;
       const reason = (error as Error).message;
       recovered = await recoverOrRefuse(sandbox, reason, actor);
       const replaced = await requireSandbox(id);
