@@ -168,17 +168,7 @@ export function createSandboxesService(deps: {
     return provisionSandbox(deps, plan, actor, { ...options, onInserted });
   };
 
-  const planOf = (target: BootTarget): SandboxPlan => ({
-    environmentId: target.ctx.environment.id,
-    revision: target.ctx.environment.currentRevision,
-    registered: target.ctx.registered,
-    config: target.ctx.environment.config,
-    spec: target.ctx.environment.spec,
-    configOverrides: {},
-    image: target.image,
-    sessionId: null,
-    bindingName: null,
-  });
+  const planOf = pools.planFor;
 
   /**
    * A claim against the environment's target as kept from a fresh read under a second ago (by a

@@ -180,6 +180,8 @@ export function createWarmPoolsService(deps: {
   };
 
   return {
+    /** The plan a boot target stands for: the head revision, its own spec and image, no overrides (what a pool member is). */
+    planFor,
     bootTarget,
 
     /**
